@@ -1,0 +1,7 @@
+/**
+ * @forkjoin/cli: the `forkjoin` command line. The CLI itself starts from `main.ts` (bundled to
+ * `dist/forkjoin.mjs`); this index exposes the command programs for reuse and tests.
+ *
+ * @since 0.1.0
+ */
+export * as Apply from "./Apply.ts"

@@ -1,0 +1,182 @@
+/**
+ * Stage 3 (resolve) of the CLI's small apply path: turns normalized relative target paths
+ * into absolute locations under the workspace's real path, refusing denied paths and
+ * symlinks that lead outside the workspace, and reads what is there now. Owns no writing
+ * (see `writePlan.ts`) and no patch semantics (that is `@forkjoin/patch`).
+ */
+import { EngineError } from "@forkjoin/schema/EngineError"
+import type { FileState } from "@forkjoin/patch"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+/** One target as found on disk before planning. */
+export interface ResolvedTarget {
+  /** Normalized workspace-relative POSIX path (the user-facing value). */
+  readonly path: string
+  /** Where the file lives after following in-workspace symlinks of its parent directories. */
+  readonly absolute: string
+  readonly state: FileState
+  /** Permission bits of an existing regular file, kept when it is rewritten. */
+  readonly mode: number | undefined
+}
+
+// SPEC §3 default denied globs `.git/**` and `.forkjoin/**`, anchored at the workspace root.
+// Compared case-insensitively: on case-insensitive filesystems `.GIT/config` is `.git/config`.
+const DENIED_TOP_LEVEL = new Set([".git", ".forkjoin"])
+
+const isInside = (root: string, candidate: string): boolean =>
+  candidate === root || candidate.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
+
+const errnoOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : undefined
+
+const fail = (code: "path_invalid" | "path_outside_roots" | "path_denied_by_policy", rel: string, message: string) =>
+  new EngineError({ code, stage: 3, paths: [rel], message })
+
+/**
+ * Resolves one normalized relative path under `root` (already a real path) and reads its state.
+ * Throws an `EngineError` (stage 3) for denied, escaping or unreadable paths.
+ */
+export const resolveTarget = (root: string, rel: string): ResolvedTarget => {
+  const segments = rel.split("/")
+  // `normalizeRelativePath` already guarantees this; re-checked because escaping is fatal.
+  if (segments.some((s) => s === "" || s === "." || s === "..") || path.isAbsolute(rel)) {
+    throw fail("path_invalid", rel, `Path '${rel}' is not a normalized relative path; write it like 'src/a.ts'.`)
+  }
+  denyByPolicy(rel, segments[0]!)
+  const target = walk(root, rel, segments)
+  // The lexical check above misses an in-workspace symlink such as `g -> .git`; check where
+  // the write would really land too.
+  const landed = path.relative(root, target.absolute).split(path.sep)[0]
+  if (landed !== undefined) denyByPolicy(rel, landed)
+  return target
+}
+
+const denyByPolicy = (rel: string, topSegment: string): void => {
+  if (DENIED_TOP_LEVEL.has(topSegment.toLowerCase())) {
+    throw fail(
+      "path_denied_by_policy",
+      rel,
+      `Path '${rel}' is inside '${topSegment}/', which the workspace policy never lets a patch touch; edit files outside it.`
+    )
+  }
+}
+
+const walk = (root: string, rel: string, segments: ReadonlyArray<string>): ResolvedTarget => {
+  // Walk the path one component at a time with lstat, so a symlink anywhere on it is seen
+  // before anything follows it.
+  let current = root
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!
+    const isLast = i === segments.length - 1
+    const next = path.join(current, segment)
+    let stat: fs.Stats
+    try {
+      stat = fs.lstatSync(next)
+    } catch (error) {
+      const errno = errnoOf(error)
+      if (errno === "ENOENT") {
+        // Everything below a missing component is missing too (created on write).
+        return { path: rel, absolute: path.join(next, ...segments.slice(i + 1)), state: { _tag: "Missing" }, mode: undefined }
+      }
+      if (errno === "ENOTDIR") {
+        throw fail("path_invalid", rel, `Path '${rel}' goes through a component that is not a directory; fix the path.`)
+      }
+      throw fail("path_invalid", rel, `Cannot inspect '${rel}' (${errno ?? String(error)}); check its permissions.`)
+    }
+
+    if (stat.isSymbolicLink()) {
+      let real: string
+      try {
+        real = fs.realpathSync(next)
+      } catch {
+        // A dangling link: we cannot prove where a write would land.
+        throw fail(
+          "path_outside_roots",
+          rel,
+          `Path '${rel}' goes through a symbolic link that does not resolve; refusing to write through it.`
+        )
+      }
+      if (!isInside(root, real)) {
+        throw fail(
+          "path_outside_roots",
+          rel,
+          `Path '${rel}' goes through a symbolic link that leads outside the workspace; edit the real file inside the workspace instead.`
+        )
+      }
+      if (isLast) {
+        // Renaming a temp file over a link would silently replace the link with a regular file;
+        // the planner reports `Other` as an unsupported file type.
+        return {
+          path: rel,
+          absolute: next,
+          state: { _tag: "Other", description: "a symbolic link" },
+          mode: undefined
+        }
+      }
+      current = real
+      continue
+    }
+
+    if (isLast) {
+      if (stat.isFile()) {
+        let bytes: Uint8Array
+        try {
+          bytes = fs.readFileSync(next)
+        } catch (error) {
+          throw fail("path_invalid", rel, `Cannot read '${rel}' (${errnoOf(error) ?? String(error)}); check its permissions.`)
+        }
+        return { path: rel, absolute: next, state: { _tag: "File", bytes }, mode: stat.mode & 0o7777 }
+      }
+      if (stat.isDirectory()) {
+        return { path: rel, absolute: next, state: { _tag: "Directory" }, mode: undefined }
+      }
+      return { path: rel, absolute: next, state: { _tag: "Other", description: describeStat(stat) }, mode: undefined }
+    }
+    if (!stat.isDirectory()) {
+      throw fail(
+        "path_invalid",
+        rel,
+        `Path '${rel}' goes through '${segments.slice(0, i + 1).join("/")}', which is not a directory; fix the path.`
+      )
+    }
+    current = next
+  }
+  // Unreachable: the loop returns on its last segment.
+  throw fail("path_invalid", rel, `Path '${rel}' names no file.`)
+}
+
+const describeStat = (stat: fs.Stats): string =>
+  stat.isFIFO()
+    ? "a named pipe"
+    : stat.isSocket()
+    ? "a socket"
+    : stat.isCharacterDevice() || stat.isBlockDevice()
+    ? "a device"
+    : "not a regular file"
+
+/**
+ * Resolves every target, refusing two patch paths that reach the same file through
+ * in-workspace symlinks (the plan would treat them as independent files).
+ */
+export const resolveTargets = (root: string, rels: ReadonlyArray<string>): ReadonlyArray<ResolvedTarget> => {
+  const seen = new Map<string, string>()
+  const out: Array<ResolvedTarget> = []
+  for (const rel of rels) {
+    const target = resolveTarget(root, rel)
+    const other = seen.get(target.absolute)
+    if (other !== undefined && other !== rel) {
+      throw new EngineError({
+        code: "path_invalid",
+        stage: 3,
+        paths: [other, rel],
+        message: `Paths '${other}' and '${rel}' name the same file through a symbolic link; use one path per file.`
+      })
+    }
+    seen.set(target.absolute, rel)
+    out.push(target)
+  }
+  return out
+}

@@ -1,0 +1,84 @@
+/**
+ * Pure facts about file bytes that snapshots record and the planner relies on: encoding
+ * (UTF-8, UTF-8 with BOM, binary), line-ending style and final-newline state.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * Snapshot text facts of SPEC §4.2 (hash, size and mode are added by the engine).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TextInfo {
+  readonly encoding: "utf8" | "utf8-bom" | "binary"
+  readonly lineEnding: "lf" | "crlf" | "mixed" | "none"
+  readonly finalNewline: boolean
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+
+/**
+ * Decodes strict UTF-8, keeping a BOM as U+FEFF (as Rust does); `undefined` when not UTF-8.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const decodeUtf8 = (bytes: Uint8Array): string | undefined => {
+  try {
+    return decoder.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * True when the bytes start with the UTF-8 byte order mark.
+ *
+ * @category guards
+ * @since 0.1.0
+ */
+export const hasBom = (bytes: Uint8Array): boolean =>
+  bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+
+/**
+ * Binary means: not valid UTF-8, or containing a NUL byte (git's heuristic, on the whole file).
+ *
+ * @category guards
+ * @since 0.1.0
+ */
+export const isBinary = (bytes: Uint8Array): boolean => bytes.indexOf(0) !== -1 || decodeUtf8(bytes) === undefined
+
+/**
+ * Describes encoding, line endings and final newline of file bytes.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const describeText = (bytes: Uint8Array): TextInfo => {
+  const binary = isBinary(bytes)
+  let lf = 0
+  let crlf = 0
+  let cr = 0
+  if (!binary) {
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i]
+      if (b === 0x0a) lf++
+      else if (b === 0x0d) {
+        if (bytes[i + 1] === 0x0a) {
+          crlf++
+          i++
+        } else cr++
+      }
+    }
+  }
+  const kinds = (lf > 0 ? 1 : 0) + (crlf > 0 ? 1 : 0) + (cr > 0 ? 1 : 0)
+  const lineEnding = kinds === 0 ? "none" : kinds > 1 || cr > 0 ? "mixed" : crlf > 0 ? "crlf" : "lf"
+  const last = bytes[bytes.length - 1]
+  return {
+    encoding: binary ? "binary" : hasBom(bytes) ? "utf8-bom" : "utf8",
+    lineEnding: binary ? "none" : lineEnding,
+    finalNewline: !binary && (last === 0x0a || last === 0x0d)
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The one error every engine stage (and the pure patch core beneath it) reports. It is a
+ * schema, so the CLI's `--json` error body and the library's rejection are its encoding.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { EngineErrorCode, StageNumber } from "./ErrorCode.ts"
+
+/**
+ * A rejected request: stable `code`, the engine `stage` (1..10), the relative `paths`
+ * involved and an actionable `message`. Optional details help models fix the input.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class EngineError extends Schema.TaggedError<EngineError>()("EngineError", {
+  code: EngineErrorCode,
+  stage: StageNumber,
+  paths: Schema.Array(Schema.String),
+  message: Schema.String,
+  /** 1-based line of the patch text, for `patch_syntax`. */
+  line: Schema.optional(Schema.Number),
+  /** 1-based file lines where an ambiguous chunk matched, for `ambiguous_context`. */
+  candidates: Schema.optional(Schema.Array(Schema.Number))
+}) {}
+
+/**
+ * The JSON shape of an error on the CLI and over HTTP (`{"code","stage","paths","message",...}`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const EngineErrorBody = Schema.Struct({
+  code: EngineErrorCode,
+  stage: StageNumber,
+  paths: Schema.Array(Schema.String),
+  message: Schema.String,
+  line: Schema.optional(Schema.Number),
+  candidates: Schema.optional(Schema.Array(Schema.Number))
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type EngineErrorBody = typeof EngineErrorBody.Type
+
+/**
+ * Projects an error onto its wire body (drops the tag and the stack).
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const toBody = (e: EngineError): EngineErrorBody => ({
+  code: e.code,
+  stage: e.stage,
+  paths: e.paths,
+  message: e.message,
+  ...(e.line === undefined ? {} : { line: e.line }),
+  ...(e.candidates === undefined ? {} : { candidates: e.candidates })
+})

@@ -1,0 +1,151 @@
+/**
+ * Shared plumbing of the benches: the figure record, timing, statistics and output
+ * (one JSON object per line with `--json`, a readable table otherwise).
+ */
+import { spawnSync, type SpawnSyncOptions, type SpawnSyncReturns } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
+import path from "node:path"
+
+/** One measured figure, printed as one JSON line. */
+export interface Figure {
+  readonly bench: string
+  readonly metric: string
+  readonly ours: number | null
+  readonly peer: number | null
+  readonly ratio: number | null
+  readonly peerName: string | null
+  readonly unit?: string
+  readonly n?: number
+  readonly target?: number
+  readonly targetKind?: "ours_max" | "ratio_max"
+  readonly pass?: boolean
+  readonly peerError?: string
+  readonly error?: string
+  readonly [extra: string]: unknown
+}
+
+/** Repository root: `FORKJOIN_BENCH_ROOT` (set by scripts/bench.mjs), else the nearest `forkjoin` package.json above cwd. */
+export const repoRoot = (): string => {
+  const fromEnv = process.env["FORKJOIN_BENCH_ROOT"]
+  if (fromEnv !== undefined && fromEnv !== "") return fromEnv
+  let dir = process.cwd()
+  for (;;) {
+    const pkg = path.join(dir, "package.json")
+    if (existsSync(pkg)) {
+      try {
+        const parsed: unknown = JSON.parse(readFileSync(pkg, "utf8"))
+        if (typeof parsed === "object" && parsed !== null && (parsed as { name?: unknown }).name === "forkjoin") return dir
+      } catch {
+        // not a JSON package.json; keep walking up
+      }
+    }
+    const parent = path.dirname(dir)
+    if (parent === dir) throw new Error("bench: cannot find the forkjoin repository root (set FORKJOIN_BENCH_ROOT)")
+    dir = parent
+  }
+}
+
+/** Median of a non-empty sample (mean of the two middle values for even sizes). */
+export const median = (xs: ReadonlyArray<number>): number => {
+  if (xs.length === 0) throw new Error("median of an empty sample")
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
+}
+
+/** Nearest-rank percentile (p in 0..100) of a non-empty sample. */
+export const percentile = (xs: ReadonlyArray<number>, p: number): number => {
+  if (xs.length === 0) throw new Error("percentile of an empty sample")
+  const s = [...xs].sort((a, b) => a - b)
+  const rank = Math.min(s.length, Math.max(1, Math.ceil((p / 100) * s.length)))
+  return s[rank - 1]!
+}
+
+/** Rounds to `digits` decimals (for printing). */
+export const round = (x: number, digits = 3): number => {
+  const f = 10 ** digits
+  return Math.round(x * f) / f
+}
+
+/** Milliseconds spent in one synchronous call, measured with `process.hrtime.bigint()`. */
+export const timeMs = (f: () => void): number => {
+  const t0 = process.hrtime.bigint()
+  f()
+  const t1 = process.hrtime.bigint()
+  return Number(t1 - t0) / 1e6
+}
+
+/** Runs `f` once and returns its result with the milliseconds it took (`process.hrtime.bigint()`). */
+export const timed = <A>(f: () => A): { readonly ms: number; readonly value: A } => {
+  const t0 = process.hrtime.bigint()
+  const value = f()
+  const t1 = process.hrtime.bigint()
+  return { ms: Number(t1 - t0) / 1e6, value }
+}
+
+/** A timed child process run. */
+export interface TimedRun {
+  readonly ms: number
+  readonly result: SpawnSyncReturns<Buffer>
+}
+
+/** Runs `command args` with `spawnSync` and returns its wall time in ms and its result. */
+export const timeSpawn = (command: string, args: ReadonlyArray<string>, options: SpawnSyncOptions = {}): TimedRun => {
+  const t0 = process.hrtime.bigint()
+  const { encoding: _ignored, ...rest } = options
+  const result = spawnSync(command, args, { maxBuffer: 64 * 1024 * 1024, ...rest }) as SpawnSyncReturns<Buffer>
+  const t1 = process.hrtime.bigint()
+  return { ms: Number(t1 - t0) / 1e6, result }
+}
+
+/** Describes a failed child run (spawn error, signal or non-zero exit) or returns undefined when it succeeded. */
+export const runFailure = (label: string, r: SpawnSyncReturns<Buffer>): string | undefined => {
+  if (r.error) return `${label}: spawn failed: ${r.error.message}`
+  if (r.signal) return `${label}: killed by ${r.signal}`
+  if (r.status !== 0) {
+    const err = (r.stderr?.toString("utf8") ?? "").trim().slice(0, 2000)
+    const out = (r.stdout?.toString("utf8") ?? "").trim().slice(0, 500)
+    return `${label}: exit ${String(r.status)}${err ? `\nstderr: ${err}` : ""}${out ? `\nstdout: ${out}` : ""}`
+  }
+  return undefined
+}
+
+/** Writes a progress note to stderr (never to stdout, which carries the figures). */
+export const note = (message: string): void => {
+  process.stderr.write(`[bench] ${message}\n`)
+}
+
+/** True when the bench was asked for JSON lines (`--json`). */
+export const wantsJson = (argv: ReadonlyArray<string>): boolean => argv.includes("--json")
+
+const cell = (v: unknown): string => (v === null || v === undefined ? "-" : typeof v === "number" ? String(v) : String(v))
+
+/** Prints one figure: a JSON line in JSON mode; in table mode nothing (see `printTable`). */
+export const emitJson = (figure: Figure): void => {
+  process.stdout.write(`${JSON.stringify(figure)}\n`)
+}
+
+/** Prints figures as a readable, aligned table (plus any errors below it). */
+export const printTable = (figures: ReadonlyArray<Figure>): void => {
+  const header = ["bench", "metric", "ours", "peer", "ratio", "target", "pass", "n", "unit", "peerName"]
+  const rows = figures.map((f) => [
+    f.bench,
+    f.metric,
+    cell(f.ours),
+    cell(f.peer),
+    cell(f.ratio),
+    f.target === undefined ? "-" : `${f.targetKind === "ratio_max" ? "ratio" : "ours"} <= ${f.target}`,
+    cell(f.pass),
+    cell(f.n),
+    cell(f.unit),
+    cell(f.peerName)
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (r: ReadonlyArray<string>) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()
+  const out = [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)]
+  for (const f of figures) {
+    if (f.peerError !== undefined) out.push(`  ${f.metric}: peer unavailable: ${f.peerError}`)
+    if (f.error !== undefined) out.push(`  ${f.metric}: ERROR: ${f.error}`)
+  }
+  process.stdout.write(`${out.join("\n")}\n`)
+}

@@ -1,0 +1,26 @@
+import { defineConfig } from "vitest/config"
+
+// vitest 5's reporter calls Map.groupBy (Node >= 21); Node 20 is a supported runtime here.
+if (typeof (Map as { groupBy?: unknown }).groupBy !== "function") {
+  Object.defineProperty(Map, "groupBy", {
+    value: <K, V>(items: Iterable<V>, key: (v: V, i: number) => K): Map<K, Array<V>> => {
+      const out = new Map<K, Array<V>>()
+      let i = 0
+      for (const item of items) {
+        const k = key(item, i++)
+        const list = out.get(k)
+        if (list === undefined) out.set(k, [item])
+        else list.push(item)
+      }
+      return out
+    }
+  })
+}
+
+export default defineConfig({
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "probes/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000
+  }
+})

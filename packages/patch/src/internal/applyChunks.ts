@@ -10,19 +10,18 @@
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Result from "effect/Result"
 import type { ChunkLine, UpdateChunk } from "../Parser.ts"
-import { Matcher, passNames } from "./matcher.ts"
+import { type LineSource, Matcher, passNames } from "./matcher.ts"
 
 /** Which line model to apply. */
 export type LineMode = "legacy" | "codexPreserve" | "native"
 
 /**
- * A file split into lines without allocating per line: texts, ending codes
- * (0 none, 1 LF, 2 CRLF, 3 CR) and start offsets into the original text.
+ * A file split into lines without allocating a string per line: start offsets and lengths
+ * into the text, and ending codes (0 none, 1 LF, 2 CRLF, 3 CR). Legacy mode keeps CRs in the
+ * line text (it splits on LF only).
  */
-interface Lines {
-  readonly texts: Array<string>
+interface Lines extends LineSource {
   readonly ends: Uint8Array
-  readonly offsets: Int32Array
 }
 
 interface Replacement {
@@ -34,43 +33,52 @@ interface Replacement {
 const ENDINGS = ["", "\n", "\r\n", "\r"] as const
 
 const splitLines = (text: string, legacy: boolean): Lines => {
+  // Typed arrays grown by doubling: no per-line allocation, no boxed number arrays.
+  let cap = Math.max(16, text.length >> 5)
+  let offsets = new Int32Array(cap)
+  let lens = new Int32Array(cap)
+  let ends = new Uint8Array(cap)
+  let n = 0
+  const push = (offset: number, len: number, ending: number) => {
+    if (n === cap) {
+      cap *= 2
+      const o = new Int32Array(cap)
+      o.set(offsets)
+      offsets = o
+      const l = new Int32Array(cap)
+      l.set(lens)
+      lens = l
+      const e = new Uint8Array(cap)
+      e.set(ends)
+      ends = e
+    }
+    offsets[n] = offset
+    lens[n] = len
+    ends[n] = ending
+    n++
+  }
+  let pos = 0
   if (legacy || text.indexOf("\r") === -1) {
     // Legacy splits on LF only (CRs stay in the text); LF-only files take the same fast path.
-    const texts = text.split("\n")
-    const lastEnds = texts[texts.length - 1] === ""
-    if (lastEnds) texts.pop()
-    const n = texts.length
-    const ends = new Uint8Array(n).fill(1)
-    if (!lastEnds && n > 0) ends[n - 1] = 0
-    const offsets = new Int32Array(n + 1)
-    let pos = 0
-    for (let i = 0; i < n; i++) {
-      offsets[i] = pos
-      pos += texts[i]!.length + 1
+    let nl: number
+    while ((nl = text.indexOf("\n", pos)) !== -1) {
+      push(pos, nl - pos, 1)
+      pos = nl + 1
     }
-    offsets[n] = text.length
-    return { texts, ends, offsets }
+  } else {
+    const re = /\r\n|\n|\r/g
+    let m: RegExpExecArray | null
+    while ((m = re.exec(text)) !== null) {
+      push(pos, m.index - pos, m[0] === "\n" ? 1 : m[0] === "\r\n" ? 2 : 3)
+      pos = m.index + m[0].length
+    }
   }
-  const texts: Array<string> = []
-  const ends: Array<number> = []
-  const offsets: Array<number> = []
-  let pos = 0
-  const re = /\r\n|\n|\r/g
-  let m: RegExpExecArray | null
-  while ((m = re.exec(text)) !== null) {
-    offsets.push(pos)
-    texts.push(text.slice(pos, m.index))
-    ends.push(m[0] === "\n" ? 1 : m[0] === "\r\n" ? 2 : 3)
-    pos = m.index + m[0].length
-  }
-  if (pos < text.length) {
-    offsets.push(pos)
-    texts.push(text.slice(pos))
-    ends.push(0)
-  }
-  offsets.push(text.length)
-  return { texts, ends: Uint8Array.from(ends), offsets: Int32Array.from(offsets) }
+  if (pos < text.length) push(pos, text.length - pos, 0)
+  return { text, n, offsets: offsets.subarray(0, n), lens: lens.subarray(0, n), ends: ends.subarray(0, n) }
 }
+
+const lineText = (lines: LineSource, i: number): string =>
+  lines.text.slice(lines.offsets[i]!, lines.offsets[i]! + lines.lens[i]!)
 
 const MAX_CANDIDATES = 10
 
@@ -113,8 +121,8 @@ export const applyChunks = (
   mode: LineMode
 ): Result.Result<string, EngineError> => {
   const lines = splitLines(text, mode === "legacy")
-  const n = lines.texts.length
-  const matcher = new Matcher(lines.texts, { text, offsets: lines.offsets })
+  const n = lines.n
+  const matcher = new Matcher(lines)
   const native = mode === "native"
   const limit = native ? MAX_CANDIDATES : 1
   const reps: Array<Replacement> = []
@@ -157,7 +165,7 @@ export const applyChunks = (
     if (ops.every((l) => l.op === "+")) {
       // Codex inserts pure additions at end of file (before one trailing blank line), whatever the
       // `@@` header says (openai/codex#30946). native anchors them right after the header instead.
-      const eofIndex = n > 0 && lines.texts[n - 1] === "" ? n - 1 : n
+      const eofIndex = n > 0 && lines.lens[n - 1] === 0 ? n - 1 : n
       const anchored = native && chunk.contexts.length > 0 && !chunk.endOfFile
       reps.push({ start: anchored ? cursor : eofIndex, oldLen: 0, ops })
       continue
@@ -196,8 +204,8 @@ const dominantEnding = (ends: Uint8Array): string => {
 
 /** Builds the output from string pieces; untouched runs are copied as one slice of the original. */
 const render = (lines: Lines, reps: ReadonlyArray<Replacement>, mode: LineMode, text: string): string => {
-  const { texts, ends, offsets } = lines
-  const n = texts.length
+  const { ends, offsets } = lines
+  const n = lines.n
   const sorted = reps.map((r, i) => ({ r, i })).sort((a, b) => a.r.start - b.r.start || a.i - b.i).map((x) => x.r)
   let first = 0
   for (let i = 0; i < n; i++) {
@@ -233,12 +241,12 @@ const render = (lines: Lines, reps: ReadonlyArray<Replacement>, mode: LineMode, 
     if (a >= b) return
     if (b === n && ends[n - 1] === 0) {
       if (a < n - 1) emitRangeWhole(a, n - 1)
-      emitLine(texts[n - 1]!, "")
+      emitLine(lineText(lines, n - 1), "")
     } else emitRangeWhole(a, b)
   }
   const emitRangeWhole = (a: number, b: number) => {
     emitted += b - a
-    lastText = texts[b - 1]
+    lastText = lines.lens[b - 1] === 0 ? "" : "x"
     push(text.slice(offsets[a]!, offsets[b]!))
   }
   const emitReplacement = (rep: Replacement) => {
@@ -252,7 +260,7 @@ const render = (lines: Lines, reps: ReadonlyArray<Replacement>, mode: LineMode, 
     let used = 0
     for (const op of rep.ops) {
       if (op.op === " ") {
-        emitLine(texts[f]!, ENDINGS[ends[f]!]!)
+        emitLine(lineText(lines, f), ENDINGS[ends[f]!]!)
         f++
         removed.length = 0
         used = 0
@@ -312,7 +320,10 @@ const renderBySplicing = (
   mode: LineMode,
   fallback: string
 ): string => {
-  const out: Array<{ t: string; e: string }> = lines.texts.map((t, i) => ({ t, e: ENDINGS[lines.ends[i]!]! }))
+  const out: Array<{ t: string; e: string }> = Array.from({ length: lines.n }, (_, i) => ({
+    t: lineText(lines, i),
+    e: ENDINGS[lines.ends[i]!]!
+  }))
   for (let k = sorted.length - 1; k >= 0; k--) {
     const rep = sorted[k]!
     const seg: Array<{ t: string; e: string }> = []

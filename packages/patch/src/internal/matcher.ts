@@ -21,20 +21,29 @@ export interface Found {
   readonly positions: ReadonlyArray<number>
 }
 
-// FNV-1a over the length and the last 32 UTF-16 units, two units per step: cheap on long
-// lines, and a collision only costs one more string comparison.
+// FNV-1a over the length, the first 4 and the last 16 UTF-16 units, two units per step: cheap
+// on long lines, and a collision only costs one more string comparison.
 const hashRange = (s: string, from: number, to: number): number => {
   let h = Math.imul(0x811c9dc5 ^ (to - from), 16777619)
-  let k = to - from > 32 ? to - 32 : from
+  if (to - from > 20) {
+    h = Math.imul(h ^ (s.charCodeAt(from) | (s.charCodeAt(from + 1) << 16)), 16777619)
+    h = Math.imul(h ^ (s.charCodeAt(from + 2) | (s.charCodeAt(from + 3) << 16)), 16777619)
+  }
+  let k = to - from > 20 ? to - 16 : from
   for (; k + 1 < to; k += 2) h = Math.imul(h ^ (s.charCodeAt(k) | (s.charCodeAt(k + 1) << 16)), 16777619)
   if (k < to) h = Math.imul(h ^ s.charCodeAt(k), 16777619)
   return h >>> 0
 }
 
-/** Where the pass-0 keys sit in the file text: hashing one flat string beats hashing slices. */
-export interface KeySource {
+/**
+ * The lines of a file as offsets into its text: pass-0 comparisons and hashing read the one
+ * flat string, so no per-line string is allocated unless a whitespace-tolerant pass runs.
+ */
+export interface LineSource {
   readonly text: string
+  readonly n: number
   readonly offsets: Int32Array
+  readonly lens: Int32Array
 }
 
 /** Bucketed line positions of one pass (CSR: bucket b is positions[starts[b] .. starts[b + 1])). */
@@ -43,15 +52,15 @@ class PassIndex {
   readonly starts: Int32Array
   readonly positions: Int32Array
 
-  constructor(keys: ReadonlyArray<string>, source: KeySource | undefined) {
-    const n = keys.length
+  constructor(keys: ReadonlyArray<string> | undefined, source: LineSource) {
+    const n = source.n
     let size = 16
     while (size < n) size <<= 1
     this.mask = size - 1
     const bucketOf = new Int32Array(n)
     const starts = new Int32Array(size + 1)
     const mask = this.mask
-    if (source === undefined) {
+    if (keys !== undefined) {
       for (let i = 0; i < n; i++) {
         const key = keys[i]!
         const b = hashRange(key, 0, key.length) & mask
@@ -62,11 +71,16 @@ class PassIndex {
       // Same hash as hashRange, inlined over one flat string: the hot loop of a large native plan.
       const text = source.text
       const offsets = source.offsets
+      const lens = source.lens
       for (let i = 0; i < n; i++) {
         const from = offsets[i]!
-        const to = from + keys[i]!.length
+        const to = from + lens[i]!
         let h = Math.imul(0x811c9dc5 ^ (to - from), 16777619)
-        let k = to - from > 32 ? to - 32 : from
+        if (to - from > 20) {
+          h = Math.imul(h ^ (text.charCodeAt(from) | (text.charCodeAt(from + 1) << 16)), 16777619)
+          h = Math.imul(h ^ (text.charCodeAt(from + 2) | (text.charCodeAt(from + 3) << 16)), 16777619)
+        }
+        let k = to - from > 20 ? to - 16 : from
         for (; k + 1 < to; k += 2) h = Math.imul(h ^ (text.charCodeAt(k) | (text.charCodeAt(k + 1) << 16)), 16777619)
         if (k < to) h = Math.imul(h ^ text.charCodeAt(k), 16777619)
         const b = (h >>> 0) & mask
@@ -94,14 +108,15 @@ export class Matcher {
   private readonly keyed: Array<ReadonlyArray<string> | undefined> = [undefined, undefined, undefined, undefined]
   private readonly indexes: Array<PassIndex | undefined> = [undefined, undefined, undefined, undefined]
 
-  /** `source` locates the lines in their text, to hash pass-0 keys fast (optional). */
-  constructor(readonly lines: ReadonlyArray<string>, private readonly source?: KeySource) {}
+  constructor(private readonly src: LineSource) {}
 
+  /** Keys of a whitespace-tolerant pass (1..3), materialized on first use. */
   private keysOf(pass: number): ReadonlyArray<string> {
-    if (pass === 0) return this.lines
     let keys = this.keyed[pass]
     if (keys === undefined) {
-      keys = this.lines.map(PASSES[pass]!)
+      const { text, offsets, lens } = this.src
+      const fn = PASSES[pass]!
+      keys = Array.from({ length: this.src.n }, (_, i) => fn(text.slice(offsets[i]!, offsets[i]! + lens[i]!)))
       this.keyed[pass] = keys
     }
     return keys
@@ -110,10 +125,24 @@ export class Matcher {
   private index(pass: number): PassIndex {
     let ix = this.indexes[pass]
     if (ix === undefined) {
-      ix = new PassIndex(this.keysOf(pass), pass === 0 ? this.source : undefined)
+      ix = new PassIndex(pass === 0 ? undefined : this.keysOf(pass), this.src)
       this.indexes[pass] = ix
     }
     return ix
+  }
+
+  private matchesAt(pass: number, pk: ReadonlyArray<string>, i: number): boolean {
+    if (pass === 0) {
+      const { text, offsets, lens } = this.src
+      for (let k = 0; k < pk.length; k++) {
+        const p = pk[k]!
+        if (lens[i + k] !== p.length || !text.startsWith(p, offsets[i + k]!)) return false
+      }
+      return true
+    }
+    const keys = this.keysOf(pass)
+    for (let k = 0; k < pk.length; k++) if (keys[i + k] !== pk[k]) return false
+    return true
   }
 
   /**
@@ -121,23 +150,20 @@ export class Matcher {
    * returning the first pass with any match and up to `limit` positions of that pass.
    */
   find(pattern: ReadonlyArray<string>, start: number, eof: boolean, limit: number): Found | undefined {
-    const n = this.lines.length
+    const n = this.src.n
     const m = pattern.length
     if (m === 0) return { pass: 0, positions: [start] }
     if (m > n) return undefined
     for (let pass = 0; pass < PASSES.length; pass++) {
       const pk = pass === 0 ? pattern : pattern.map(PASSES[pass]!)
-      const keys = this.keysOf(pass)
       if (eof) {
         // Upstream tries only the last position for an End-of-File chunk, even before the cursor.
-        if (matchesAt(keys, pk, n - m)) return { pass, positions: [n - m] }
+        if (this.matchesAt(pass, pk, n - m)) return { pass, positions: [n - m] }
         continue
       }
       if (limit === 1) {
-        const first = pk[0]!
-        for (let i = start; i + m <= n; i++) {
-          if (keys[i] === first && matchesAt(keys, pk, i)) return { pass, positions: [i] }
-        }
+        // First match wins (Codex): a forward scan from the cursor, linear over in-order chunks.
+        for (let i = start; i + m <= n; i++) if (this.matchesAt(pass, pk, i)) return { pass, positions: [i] }
         continue
       }
       const ix = this.index(pass)
@@ -158,7 +184,7 @@ export class Matcher {
       for (let x = lowerBound(ix.positions, lo, hi, start + best); x < hi; x++) {
         const i = ix.positions[x]! - best
         if (i + m > n) break
-        if (matchesAt(keys, pk, i)) {
+        if (this.matchesAt(pass, pk, i)) {
           found.push(i)
           if (found.length >= limit) break
         }
@@ -167,11 +193,6 @@ export class Matcher {
     }
     return undefined
   }
-}
-
-const matchesAt = (keys: ReadonlyArray<string>, pk: ReadonlyArray<string>, i: number): boolean => {
-  for (let k = 0; k < pk.length; k++) if (keys[i + k] !== pk[k]) return false
-  return true
 }
 
 const lowerBound = (list: Int32Array, from: number, to: number, value: number): number => {

@@ -70,6 +70,8 @@ try {
     target: "node20",
     sourcemap: "inline",
     logLevel: "silent",
+    // A native addon: loaded from node_modules at run time, never bundled.
+    external: ["better-sqlite3"],
     // Bundled CommonJS dependencies may call require(); give ESM output a real one.
     banner: {
       js: "import { createRequire as __benchCreateRequire } from 'node:module'; const require = __benchCreateRequire(import.meta.url);"

@@ -34,6 +34,8 @@ const result = await esbuild.build({
   define: {
     __FORKJOIN_VERSION__: JSON.stringify(version)
   },
+  // A native addon: loaded from node_modules at run time (ESM default import of its CJS export).
+  external: ["better-sqlite3"],
 })
 
 const bundle = readFileSync(outfile, "utf8")

@@ -120,7 +120,7 @@ export const wantsJson = (argv: ReadonlyArray<string>): boolean => argv.includes
 
 const cell = (v: unknown): string => (v === null || v === undefined ? "-" : typeof v === "number" ? String(v) : String(v))
 
-/** Prints one figure: a JSON line in JSON mode; in table mode nothing (see `printTable`). */
+/** Prints one figure as one JSON line on stdout. */
 export const emitJson = (figure: Figure): void => {
   process.stdout.write(`${JSON.stringify(figure)}\n`)
 }

@@ -31,7 +31,9 @@ export const readTree = (root: string): Map<string, Uint8Array> => {
         out.set(`${rel}/`, new Uint8Array())
         walk(abs, rel)
       } else if (e.isSymbolicLink()) out.set(`${rel}@`, new TextEncoder().encode(fs.readlinkSync(abs)))
-      else out.set(rel, new Uint8Array(fs.readFileSync(abs)))
+      else if (e.isFile()) out.set(rel, new Uint8Array(fs.readFileSync(abs)))
+      // FIFOs, sockets, devices: reading could block; their presence is what matters.
+      else out.set(`${rel}|special`, new Uint8Array())
     }
   }
   walk(root, "")

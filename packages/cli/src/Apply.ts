@@ -1,19 +1,20 @@
 /**
- * `forkjoin apply`: reads an `apply_patch` text, resolves its targets in a workspace, plans
- * the exact result with the pure `@forkjoin/patch` core, and writes it all-or-nothing. The
- * pure parts (record and output rendering) are plain functions; the effectful shell reads
- * and writes through node:fs. Locks, the journal and patch history belong to the engine issue.
+ * `forkjoin apply`: reads an `apply_patch` text and hands it to the native engine, which
+ * resolves, plans, locks, journals, commits and records it (SPEC §3). This module owns the
+ * CLI's request shape, reading the patch, and rendering outcomes; the engine owns writing.
  *
  * @since 0.1.0
  */
-import { parsePatch, patchTargets, planPatch, type Plan, type PlannedFile, type Profile, type SummaryLine } from "@forkjoin/patch"
+import type { Profile } from "@forkjoin/patch"
+import { Engine, Grants } from "@forkjoin/engine/Engine"
+import { layerSqlite } from "@forkjoin/history/HistoryStoreSqlite"
 import { EngineError, type EngineErrorBody, toBody } from "@forkjoin/schema/EngineError"
+import { type PatchHistoryRecord, PatchHistoryRecord as RecordSchema } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { createHash } from "node:crypto"
 import * as fs from "node:fs"
-import { type ResolvedTarget, resolveTargets } from "./internal/workspace.ts"
-import { writePlan } from "./internal/writePlan.ts"
+import * as path from "node:path"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -40,6 +41,8 @@ export interface ApplyRequest {
   readonly patchText: string
   /** The `--workspace` directory as given; resolved to its real path. */
   readonly workspace: string
+  /** `--db`, default `<workspace>/.forkjoin/history.db`. */
+  readonly db?: string | undefined
   readonly profile: Profile
   /** `codex` only: Codex's opt-in CRLF mode. `native` always preserves line endings. */
   readonly preserveLineEndings: boolean
@@ -48,56 +51,14 @@ export interface ApplyRequest {
 }
 
 /**
- * A content snapshot on the wire: `sha256:<hex>` and the size in bytes.
+ * A Codex-style summary line (`A` added, `M` modified or moved, `D` deleted).
  *
  * @category models
  * @since 0.1.0
  */
-export interface SnapshotRef {
-  readonly hash: string
-  readonly bytes: number
-}
-
-/**
- * One changed path of an applied patch, as `--json` prints it.
- *
- * @category models
- * @since 0.1.0
- */
-export interface ChangeRecord {
-  readonly kind: PlannedFile["kind"]
+export interface SummaryLine {
+  readonly status: "A" | "M" | "D"
   readonly path: string
-  readonly moveFrom?: string
-  readonly before: SnapshotRef | null
-  readonly after: SnapshotRef | null
-  readonly overwritten?: SnapshotRef
-}
-
-/**
- * What `apply --json` reports for an applied patch; a preview of SPEC §4.1's
- * `PatchHistoryRecord`, which replaces it once patch history lands.
- *
- * @category models
- * @since 0.1.0
- */
-export interface ApplyRecord {
-  readonly schemaVersion: 1
-  readonly profile: Profile
-  readonly threadId?: string
-  readonly turnId?: string
-  readonly changes: ReadonlyArray<ChangeRecord>
-  readonly summary: ReadonlyArray<SummaryLine>
-}
-
-/**
- * An applied patch: the plan that was written and its record.
- *
- * @category models
- * @since 0.1.0
- */
-export interface ApplyResult {
-  readonly plan: Plan
-  readonly record: ApplyRecord
 }
 
 // -------------------------------------------------------------------------------------
@@ -105,40 +66,18 @@ export interface ApplyResult {
 // -------------------------------------------------------------------------------------
 
 /**
- * Content address of some bytes (`sha256:<hex>`) plus their length.
+ * The Codex summary of a record: adds, then modifications (moves list the destination), then deletes.
  *
- * @category constructors
+ * @category combinators
  * @since 0.1.0
  */
-export const snapshotOf = (bytes: Uint8Array): SnapshotRef => ({
-  hash: `sha256:${createHash("sha256").update(bytes).digest("hex")}`,
-  bytes: bytes.length
-})
-
-/**
- * Builds the `--json` record of a written plan.
- *
- * @category constructors
- * @since 0.1.0
- */
-export const makeRecord = (
-  plan: Plan,
-  request: Pick<ApplyRequest, "profile" | "threadId" | "turnId">
-): ApplyRecord => ({
-  schemaVersion: 1,
-  profile: request.profile,
-  ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
-  ...(request.turnId === undefined ? {} : { turnId: request.turnId }),
-  changes: plan.files.map((file): ChangeRecord => ({
-    kind: file.kind,
-    path: file.path,
-    ...(file.moveFrom === undefined ? {} : { moveFrom: file.moveFrom }),
-    before: file.before === undefined ? null : snapshotOf(file.before),
-    after: file.after === undefined ? null : snapshotOf(file.after),
-    ...(file.overwritten === undefined ? {} : { overwritten: snapshotOf(file.overwritten) })
-  })),
-  summary: plan.summary
-})
+export const summaryOf = (record: PatchHistoryRecord): ReadonlyArray<SummaryLine> => {
+  const lines = record.changes.map((c): SummaryLine => ({
+    status: c.kind === "add" || c.kind === "replace" ? "A" : c.kind === "delete" ? "D" : "M",
+    path: c.path
+  }))
+  return [..."AMD"].flatMap((s) => lines.filter((l) => l.status === s))
+}
 
 /**
  * Codex's success text: `Success. Updated the following files:` then one `A|M|D path` per line.
@@ -172,11 +111,11 @@ export const renderError = (error: EngineErrorBody): string => {
  * @category combinators
  * @since 0.1.0
  */
-export const renderJson = (outcome: ApplyResult | EngineError): string =>
+export const renderJson = (outcome: PatchHistoryRecord | EngineError): string =>
   JSON.stringify(
     outcome instanceof EngineError
       ? { ok: false, error: toBody(outcome) }
-      : { ok: true, record: outcome.record }
+      : { ok: true, record: Schema.encodeSync(RecordSchema)(outcome) }
   ) + "\n"
 
 // -------------------------------------------------------------------------------------
@@ -258,44 +197,55 @@ export const resolveWorkspace = (workspace: string): Effect.Effect<string, Usage
       })
   })
 
-const asEngineError = (stage: 3 | 8, paths: ReadonlyArray<string>) => (error: unknown): EngineError =>
-  error instanceof EngineError
-    ? error
-    : new EngineError({
-      code: stage === 3 ? "path_invalid" : "commit_failed",
-      stage,
-      paths,
-      message: `Unexpected failure (${errnoOf(error)}); the workspace was not changed.`
-    })
-
 /**
- * Applies one patch to a workspace all-or-nothing: parse (stage 2), resolve and read targets
- * (3), plan with the CLI grant write + create-dirs, no overwrite (5), then stage and commit (7–8).
- * A rejection leaves the workspace byte-for-byte as it was.
+ * Applies one patch through the engine with the CLI's grant (write + create-dirs, no
+ * overwrite) and records it in the workspace's history database. A rejection leaves the
+ * workspace byte-for-byte as it was.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const apply = Effect.fn("Apply.apply")(function*(request: ApplyRequest) {
   const root = yield* resolveWorkspace(request.workspace)
-  const parsed = yield* Effect.fromResult(parsePatch(request.patchText, { profile: request.profile }))
-  const targetPaths = yield* Effect.fromResult(patchTargets(parsed))
-  const targets = yield* Effect.try({
-    try: () => resolveTargets(root, targetPaths),
-    catch: asEngineError(3, targetPaths)
-  })
-  const byPath = new Map<string, ResolvedTarget>(targets.map((t) => [t.path, t]))
-  const plan = yield* Effect.fromResult(
-    planPatch(parsed, new Map(targets.map((t) => [t.path, t.state])), {
+  const db = request.db ?? path.join(root, ".forkjoin", "history.db")
+  const layer = Engine.layer({ root }).pipe(Layer.provide(layerSqlite(db)))
+  return yield* Effect.gen(function*() {
+    const engine = yield* Engine
+    return yield* engine.applyPatch({
+      patch: request.patchText,
       profile: request.profile,
-      // The CLI's default grant: `native` refuses to replace existing files; `codex` ignores this.
-      allowOverwrite: false,
-      preserveLineEndings: request.preserveLineEndings
+      preserveLineEndings: request.preserveLineEndings,
+      threadId: request.threadId ?? "cli",
+      turnId: request.turnId ?? "cli",
+      grant: Grants.writeCreateDirs
     })
+  }).pipe(
+    Effect.provide(layer),
+    Effect.mapError((e) =>
+      e instanceof EngineError || e instanceof UsageError
+        ? e
+        : new EngineError({ code: "commit_failed", stage: 9, paths: [], message: `The history database could not be used: ${String(e)}` })
+    )
   )
-  yield* Effect.try({
-    try: () => writePlan(plan, byPath),
-    catch: asEngineError(8, plan.files.map((f) => f.path))
-  })
-  return { plan, record: makeRecord(plan, request) } satisfies ApplyResult
 })
+
+/**
+ * `forkjoin repair`: startup repair (SPEC §4.5) run on demand — finishes, undoes or flags
+ * every intent a crashed process left open, under the workspace lock.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const repair = Effect.fn("Apply.repair")(function*(request: { readonly workspace: string; readonly db?: string | undefined }) {
+  const root = yield* resolveWorkspace(request.workspace)
+  const db = request.db ?? path.join(root, ".forkjoin", "history.db")
+  return yield* Engine.use((engine) => engine.repair).pipe(
+    Effect.provide(Engine.layer({ root, repairOnStart: false }).pipe(Layer.provide(layerSqlite(db)))),
+    Effect.mapError((e) =>
+      e instanceof EngineError
+        ? e
+        : new EngineError({ code: "commit_failed", stage: 9, paths: [], message: `The history database could not be used: ${String(e)}` })
+    )
+  )
+})
+

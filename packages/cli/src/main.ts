@@ -15,7 +15,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import { EngineError } from "@forkjoin/schema/EngineError"
+import { EngineError, toBody } from "@forkjoin/schema/EngineError"
 import * as Apply from "./Apply.ts"
 
 // Inlined by scripts/build.mjs from the root package.json "version".
@@ -54,8 +54,7 @@ const apply = Command.make(
     db: Flag.String("db").pipe(
       Flag.withMetavar("FILE"),
       Flag.withDescription(
-        "Patch history database (default <workspace>/.forkjoin/history.db). Accepted but not used yet: " +
-          "history recording arrives with the patch-history issue, so nothing is recorded"
+        "Patch history database (default <workspace>/.forkjoin/history.db, created on first use)"
       ),
       Flag.optional
     ),
@@ -69,12 +68,12 @@ const apply = Command.make(
     ),
     thread: Flag.String("thread").pipe(
       Flag.withMetavar("ID"),
-      Flag.withDescription("Thread id the change belongs to; copied into the --json record"),
+      Flag.withDescription("Thread id recorded with the change (default 'cli')"),
       Flag.optional
     ),
     turn: Flag.String("turn").pipe(
       Flag.withMetavar("ID"),
-      Flag.withDescription("Turn id the change belongs to; copied into the --json record"),
+      Flag.withDescription("Turn id recorded with the change (default 'cli')"),
       Flag.optional
     ),
     json: Flag.Boolean("json").pipe(
@@ -97,6 +96,7 @@ const apply = Command.make(
         Apply.apply({
           patchText,
           workspace: input.workspace,
+          db: Option.getOrUndefined(input.db),
           profile: input.profile,
           preserveLineEndings: input.preserveLineEndings,
           threadId: Option.getOrUndefined(input.thread),
@@ -109,7 +109,7 @@ const apply = Command.make(
       yield* input.json ? writeStdout(Apply.renderJson(outcome)) : writeStderr(Apply.renderError(outcome))
       return yield* new CommandExit({ exitCode: EXIT_REJECTED })
     }
-    yield* writeStdout(input.json ? Apply.renderJson(outcome) : Apply.renderSuccess(outcome.plan.summary))
+    yield* writeStdout(input.json ? Apply.renderJson(outcome) : Apply.renderSuccess(Apply.summaryOf(outcome)))
   }, Effect.catchTag("UsageError", (error) =>
     // Usage errors never print JSON: like flag errors, they mean the request was never made.
     Effect.flatMap(
@@ -118,10 +118,12 @@ const apply = Command.make(
     )))
 ).pipe(
   Command.withDescription(
-    "Apply one Codex apply_patch patch to a workspace, all or nothing. The patch is parsed, every target is " +
-      "resolved inside the workspace (symlinks leading outside it, .git/ and .forkjoin/ are refused), the full " +
-      "result is planned in memory, then written through fsynced temp files and renames; any failure restores " +
-      "every file. Exit 0 applied, 1 rejected (workspace untouched), 2 usage error."
+    "Apply one Codex apply_patch patch to a workspace through the native engine, all or nothing. The patch is " +
+      "parsed, every target is resolved inside the workspace (symlinks leading outside it, .git/ and .forkjoin/ " +
+      "are refused), the full result is planned in memory, the files are locked against other writers, the " +
+      "intent is journaled, the files are replaced through fsynced temp files and renames, and one record is " +
+      "written to the patch history. Grant: write + create directories, no overwrite. Exit 0 applied, 1 " +
+      "rejected (workspace untouched), 2 usage error."
   ),
   Command.withShortDescription("Apply an apply_patch patch to a workspace, all or nothing"),
   Command.withExamples([
@@ -131,6 +133,57 @@ const apply = Command.make(
       description: "Read the patch from stdin and print one JSON result line"
     }
   ])
+)
+
+// -------------------------------------------------------------------------------------
+// repair
+// -------------------------------------------------------------------------------------
+
+const repair = Command.make(
+  "repair",
+  {
+    workspace: Flag.String("workspace").pipe(Flag.withMetavar("DIR"), Flag.withDescription("Workspace root (required)")),
+    db: Flag.String("db").pipe(
+      Flag.withMetavar("FILE"),
+      Flag.withDescription("Patch history database (default <workspace>/.forkjoin/history.db)"),
+      Flag.optional
+    ),
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"outcomes\":[...]} or {\"ok\":false,\"error\":{...}}"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.repair")(function*(input) {
+    const outcome = yield* Apply.repair({ workspace: input.workspace, db: Option.getOrUndefined(input.db) }).pipe(
+      Effect.catchTag("EngineError", (error) => Effect.succeed(error))
+    )
+    if (outcome instanceof EngineError) {
+      yield* input.json
+        ? writeStdout(JSON.stringify({ ok: false, error: toBody(outcome) }) + "\n")
+        : writeStderr(Apply.renderError(outcome))
+      return yield* new CommandExit({ exitCode: EXIT_REJECTED })
+    }
+    if (input.json) yield* writeStdout(JSON.stringify({ ok: true, outcomes: outcome.outcomes }) + "\n")
+    else {
+      yield* writeStdout(
+        outcome.outcomes.length === 0
+          ? "Nothing to repair: no open intents.\n"
+          : outcome.outcomes.map((o) => `${o.action} ${o.transactionId}: ${o.message}\n`).join("")
+      )
+    }
+  }, Effect.catchTag("UsageError", (error) =>
+    Effect.flatMap(
+      writeStderr(`error: ${error.message}\nRun 'forkjoin repair --help' for usage.\n`),
+      () => Effect.fail(new CommandExit({ exitCode: EXIT_USAGE }))
+    )))
+).pipe(
+  Command.withDescription(
+    "Finish, undo or flag every change a crashed forkjoin process left half-done (SPEC §4.5): all files at " +
+      "their new content → the record is completed; all at their old content → the intent is closed; a mix → " +
+      "the old content is restored from the history's blobs; anything else → recorded as commit_state_uncertain " +
+      "and left alone. Runs under the workspace lock. Exit 0 repaired (or nothing to do), 1 failed."
+  ),
+  Command.withShortDescription("Repair changes left half-done by a crash")
 )
 
 // -------------------------------------------------------------------------------------
@@ -164,7 +217,7 @@ const forkjoin = Command.make("forkjoin").pipe(
     "Parallel AI coding agents that edit one workspace safely: one native patch engine applies every change " +
       "all or nothing."
   ),
-  Command.withSubcommands([apply, demo])
+  Command.withSubcommands([apply, repair, demo])
 )
 
 // Usage errors go to stderr, so `--json` consumers never see help text on stdout.

@@ -1,15 +1,15 @@
 /**
- * The CLI's small all-or-nothing writer for a `@forkjoin/patch` plan (SPEC §3 stages 7–8
- * without locks, journal or history, which belong to the engine issue): stage every new
- * content in a fsynced temp file beside its target, then rename/unlink into place, and on
- * any failure restore every already-committed target from the bytes read before planning.
+ * Engine stages 7–8 on disk: stage every new content in a fsynced temp file beside its
+ * target (creating missing directories), then rename/unlink into place in plan order, and on
+ * any failure restore every already-committed target, in reverse order, from the bytes read
+ * under the lock. The journal and history around these steps live in `Engine.ts`.
  */
 import { EngineError } from "@forkjoin/schema/EngineError"
 import type { Plan } from "@forkjoin/patch"
 import { randomBytes } from "node:crypto"
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
-import type { ResolvedTarget } from "./workspace.ts"
+import type { ResolvedTarget } from "./resolve.ts"
 
 /**
  * The node:fs calls the writer makes; tests wrap the real module to inject failures.
@@ -29,7 +29,7 @@ export type WriterIo = Pick<
 >
 
 /** The final state the plan wants at one absolute path. */
-interface Step {
+export interface Step {
   readonly path: string
   readonly absolute: string
   /** `undefined` removes the file. */
@@ -43,12 +43,13 @@ const describe = (error: unknown): string =>
     ? `${error.code}${"message" in error && typeof error.message === "string" ? `: ${error.message}` : ""}`
     : String(error)
 
-const tempPathFor = (absolute: string): string =>
-  path.join(path.dirname(absolute), `.${path.basename(absolute)}.forkjoin-${randomBytes(6).toString("hex")}.tmp`)
+/** The temp file name beside `absolute`; `tag` (the intent id) lets repair find leftovers. */
+export const tempPathFor = (absolute: string, tag: string): string =>
+  path.join(path.dirname(absolute), `.${path.basename(absolute)}.fj-${tag}.tmp`)
 
 /** Writes `bytes` to a fresh temp file beside `absolute`, fsynced, and returns its path. */
-const stageFile = (io: WriterIo, absolute: string, bytes: Uint8Array, mode: number | undefined): string => {
-  const temp = tempPathFor(absolute)
+const stageFile = (io: WriterIo, absolute: string, bytes: Uint8Array, mode: number | undefined, tag: string): string => {
+  const temp = tempPathFor(absolute, tag)
   // `wx`: never reuse or clobber an existing file with the temp name.
   const fd = io.openSync(temp, "wx", 0o666)
   try {
@@ -72,7 +73,7 @@ const stageFile = (io: WriterIo, absolute: string, bytes: Uint8Array, mode: numb
 
 // Directory fsync makes renames durable; some filesystems refuse it (EINVAL), which must not
 // turn a completed commit into a failure.
-const fsyncDirectory = (io: WriterIo, dir: string): void => {
+export const fsyncDirectory = (io: WriterIo, dir: string): void => {
   try {
     const fd = io.openSync(dir, "r")
     try {
@@ -102,7 +103,7 @@ const createDirectories = (io: WriterIo, dir: string, created: Array<string>): v
 }
 
 /** Computes one final state per path: a move's source disappears unless the plan rewrites it. */
-const stepsOf = (plan: Plan, targets: ReadonlyMap<string, ResolvedTarget>): ReadonlyArray<Step> => {
+export const stepsOf = (plan: Plan, targets: ReadonlyMap<string, ResolvedTarget>): ReadonlyArray<Step> => {
   const targetOf = (rel: string): ResolvedTarget => {
     const t = targets.get(rel)
     if (t === undefined) {
@@ -141,7 +142,7 @@ const stepsOf = (plan: Plan, targets: ReadonlyMap<string, ResolvedTarget>): Read
 const restore = (io: WriterIo, step: Step): void => {
   const state = step.original.state
   if (state._tag === "File") {
-    const temp = stageFile(io, step.absolute, state.bytes, step.original.mode)
+    const temp = stageFile(io, step.absolute, state.bytes, step.original.mode, `restore-${randomBytes(4).toString("hex")}`)
     io.renameSync(temp, step.absolute)
   } else {
     try {
@@ -152,58 +153,74 @@ const restore = (io: WriterIo, step: Step): void => {
   }
 }
 
+/** Temps and directories created by `stageSteps`, to commit or discard. */
+export interface Staged {
+  readonly steps: ReadonlyArray<Step>
+  readonly temps: Map<Step, string>
+  /** Absolute directories created, parents first. */
+  readonly createdDirs: ReadonlyArray<string>
+}
+
+const removeTempsAndDirs = (io: WriterIo, temps: Iterable<string>, createdDirs: ReadonlyArray<string>): void => {
+  for (const temp of temps) {
+    try {
+      io.unlinkSync(temp)
+    } catch {
+      // already renamed into place (and then restored) or never created
+    }
+  }
+  for (const dir of [...createdDirs].reverse()) {
+    try {
+      io.rmdirSync(dir)
+    } catch {
+      // not empty: something else lives there now, so it is not ours to remove
+    }
+  }
+}
+
 /**
- * Applies `plan` to the resolved targets all-or-nothing. Throws an `EngineError`
- * (`commit_failed`, stage 8) after restoring every touched path and removing temps and
- * created directories.
+ * Stage 7 on disk: creates missing directories and writes every new content to a fsynced
+ * temp file beside its target. On failure removes what it created and throws `commit_failed`.
  */
-export const writePlan = (
-  plan: Plan,
-  targets: ReadonlyMap<string, ResolvedTarget>,
-  io: WriterIo = nodeFs
-): void => {
-  const steps = stepsOf(plan, targets)
+export const stageSteps = (io: WriterIo, steps: ReadonlyArray<Step>, tag: string): Staged => {
   const temps = new Map<Step, string>()
   const createdDirs: Array<string> = []
-  const committed: Array<Step> = []
   let current: Step | undefined
-
-  const cleanup = (): Array<string> => {
-    const unrestored: Array<string> = []
-    for (const step of [...committed].reverse()) {
-      try {
-        restore(io, step)
-      } catch {
-        unrestored.push(step.path)
-      }
-    }
-    for (const temp of temps.values()) {
-      try {
-        io.unlinkSync(temp)
-      } catch {
-        // already renamed into place (and then restored) or never created
-      }
-    }
-    for (const dir of [...createdDirs].reverse()) {
-      try {
-        io.rmdirSync(dir)
-      } catch {
-        // not empty: something else lives there now, so it is not ours to remove
-      }
-    }
-    return unrestored
-  }
-
   try {
-    // Stage 7: every new content lands in a fsynced temp beside its target before any rename.
     for (const step of steps) {
       current = step
       if (step.after === undefined) continue
       createDirectories(io, path.dirname(step.absolute), createdDirs)
-      temps.set(step, stageFile(io, step.absolute, step.after, step.mode))
+      temps.set(step, stageFile(io, step.absolute, step.after, step.mode, tag))
     }
-    // Stage 8: commit in plan order; each rename or unlink is atomic per file.
-    for (const step of steps) {
+  } catch (error) {
+    removeTempsAndDirs(io, temps.values(), createdDirs)
+    throw new EngineError({
+      code: "commit_failed",
+      stage: 7,
+      paths: current === undefined ? [] : [current.path],
+      message: `Staging ${current === undefined ? "the plan" : `'${current.path}'`} failed (${describe(error)}); nothing was changed. Fix the cause and retry.`
+    })
+  }
+  return { steps, temps, createdDirs }
+}
+
+/** Removes a staged plan that will not be committed (temps and created directories). */
+export const discardStaged = (io: WriterIo, staged: Staged): void =>
+  removeTempsAndDirs(io, staged.temps.values(), staged.createdDirs)
+
+/**
+ * Stage 8: renames/unlinks every step in plan order (atomic per file), then fsyncs the
+ * directories. `afterRename(k)` runs after the k-th rename (fault injection). On failure
+ * restores every committed step in reverse order and throws `commit_failed`.
+ */
+export const commitStaged = (io: WriterIo, staged: Staged, afterRename?: (k: number) => void): void => {
+  const committed: Array<Step> = []
+  const temps = new Map(staged.temps)
+  let current: Step | undefined
+  let renames = 0
+  try {
+    for (const step of staged.steps) {
       current = step
       const temp = temps.get(step)
       if (temp === undefined) io.unlinkSync(step.absolute)
@@ -212,9 +229,19 @@ export const writePlan = (
         temps.delete(step)
       }
       committed.push(step)
+      renames++
+      afterRename?.(renames)
     }
   } catch (error) {
-    const unrestored = cleanup()
+    const unrestored: Array<string> = []
+    for (const step of [...committed].reverse()) {
+      try {
+        restore(io, step)
+      } catch {
+        unrestored.push(step.path)
+      }
+    }
+    removeTempsAndDirs(io, temps.values(), staged.createdDirs)
     const failedPath = current?.path
     throw new EngineError({
       code: "commit_failed",
@@ -225,9 +252,18 @@ export const writePlan = (
         : `Writing '${failedPath}' failed (${describe(error)}) and restoring ${unrestored.map((p) => `'${p}'`).join(", ")} also failed; those files may hold the new content. Inspect them before retrying.`
     })
   }
-
   const dirs = new Set<string>()
-  for (const step of steps) dirs.add(path.dirname(step.absolute))
-  for (const dir of createdDirs) dirs.add(path.dirname(dir))
+  for (const step of staged.steps) dirs.add(path.dirname(step.absolute))
+  for (const dir of staged.createdDirs) dirs.add(path.dirname(dir))
   for (const dir of dirs) fsyncDirectory(io, dir)
 }
+
+/**
+ * Stages and commits `plan` all-or-nothing without a journal (tests and tools); the engine
+ * journals between the two steps.
+ */
+export const writePlan = (
+  plan: Plan,
+  targets: ReadonlyMap<string, ResolvedTarget>,
+  io: WriterIo = nodeFs
+): void => commitStaged(io, stageSteps(io, stepsOf(plan, targets), randomBytes(6).toString("hex")))

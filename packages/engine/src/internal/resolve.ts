@@ -1,8 +1,8 @@
 /**
- * Stage 3 (resolve) of the CLI's small apply path: turns normalized relative target paths
- * into absolute locations under the workspace's real path, refusing denied paths and
- * symlinks that lead outside the workspace, and reads what is there now. Owns no writing
- * (see `writePlan.ts`) and no patch semantics (that is `@forkjoin/patch`).
+ * Engine stage 3 (resolve): turns normalized relative target paths into absolute locations
+ * under the workspace's real path, refusing denied paths (policy globs) and symlinks that
+ * lead outside the allowed roots, and reads what is there now. Owns no writing (see
+ * `commit.ts`) and no patch semantics (that is `@forkjoin/patch`).
  */
 import { EngineError } from "@forkjoin/schema/EngineError"
 import type { FileState } from "@forkjoin/patch"
@@ -20,11 +20,46 @@ export interface ResolvedTarget {
   readonly mode: number | undefined
 }
 
-// SPEC §3 default denied globs `.git/**` and `.forkjoin/**`, anchored at the workspace root.
-// Compared case-insensitively: on case-insensitive filesystems `.GIT/config` is `.git/config`.
-const DENIED_TOP_LEVEL = new Set([".git", ".forkjoin"])
+/** What resolution needs to know about the workspace. */
+export interface ResolveContext {
+  /** Real path of the workspace root. */
+  readonly root: string
+  /** Real paths of extra roots that in-workspace symlinks may lead into. */
+  readonly allowedRoots: ReadonlyArray<string>
+  /** Compiled denied globs (relative POSIX paths), e.g. `.git/**`. */
+  readonly denied: ReadonlyArray<{ readonly glob: string; readonly re: RegExp }>
+  /** Fold case when comparing paths (case-insensitive filesystems). */
+  readonly caseInsensitive: boolean
+}
 
-const isInside = (root: string, candidate: string): boolean =>
+/**
+ * Compiles a glob (`*` within a segment, `**` across segments, `?` one char) to a RegExp over
+ * relative POSIX paths; `dir/**` also matches `dir` itself.
+ */
+export const compileGlob = (glob: string, caseInsensitive: boolean): RegExp => {
+  let re = ""
+  let i = 0
+  while (i < glob.length) {
+    if (glob.startsWith("/**", i) && i + 3 === glob.length) {
+      re += "(?:/.*)?"
+      i += 3
+    } else if (glob.startsWith("**/", i)) {
+      re += "(?:.*/)?"
+      i += 3
+    } else if (glob.startsWith("**", i)) {
+      re += ".*"
+      i += 2
+    } else {
+      const c = glob[i]!
+      re += c === "*" ? "[^/]*" : c === "?" ? "[^/]" : c.replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      i++
+    }
+  }
+  return new RegExp(`^${re}$`, caseInsensitive ? "i" : "")
+}
+
+/** True when `candidate` is `root` or below it. */
+export const isInside = (root: string, candidate: string): boolean =>
   candidate === root || candidate.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
 
 const errnoOf = (error: unknown): string | undefined =>
@@ -39,32 +74,37 @@ const fail = (code: "path_invalid" | "path_outside_roots" | "path_denied_by_poli
  * Resolves one normalized relative path under `root` (already a real path) and reads its state.
  * Throws an `EngineError` (stage 3) for denied, escaping or unreadable paths.
  */
-export const resolveTarget = (root: string, rel: string): ResolvedTarget => {
+export const resolveTarget = (ctx: ResolveContext, rel: string): ResolvedTarget => {
+  const root = ctx.root
   const segments = rel.split("/")
   // `normalizeRelativePath` already guarantees this; re-checked because escaping is fatal.
   if (segments.some((s) => s === "" || s === "." || s === "..") || path.isAbsolute(rel)) {
     throw fail("path_invalid", rel, `Path '${rel}' is not a normalized relative path; write it like 'src/a.ts'.`)
   }
-  denyByPolicy(rel, segments[0]!)
-  const target = walk(root, rel, segments)
+  denyByPolicy(ctx, rel, rel)
+  const target = walk(ctx, rel, segments)
   // The lexical check above misses an in-workspace symlink such as `g -> .git`; check where
   // the write would really land too.
-  const landed = path.relative(root, target.absolute).split(path.sep)[0]
-  if (landed !== undefined) denyByPolicy(rel, landed)
+  if (isInside(root, target.absolute)) {
+    denyByPolicy(ctx, rel, path.relative(root, target.absolute).split(path.sep).join("/"))
+  }
   return target
 }
 
-const denyByPolicy = (rel: string, topSegment: string): void => {
-  if (DENIED_TOP_LEVEL.has(topSegment.toLowerCase())) {
-    throw fail(
-      "path_denied_by_policy",
-      rel,
-      `Path '${rel}' is inside '${topSegment}/', which the workspace policy never lets a patch touch; edit files outside it.`
-    )
+const denyByPolicy = (ctx: ResolveContext, rel: string, landed: string): void => {
+  for (const { glob, re } of ctx.denied) {
+    if (re.test(landed)) {
+      throw fail(
+        "path_denied_by_policy",
+        rel,
+        `Path '${rel}' matches the denied pattern '${glob}' of the workspace policy; edit files outside it.`
+      )
+    }
   }
 }
 
-const walk = (root: string, rel: string, segments: ReadonlyArray<string>): ResolvedTarget => {
+const walk = (ctx: ResolveContext, rel: string, segments: ReadonlyArray<string>): ResolvedTarget => {
+  const root = ctx.root
   // Walk the path one component at a time with lstat, so a symlink anywhere on it is seen
   // before anything follows it.
   let current = root
@@ -99,11 +139,11 @@ const walk = (root: string, rel: string, segments: ReadonlyArray<string>): Resol
           `Path '${rel}' goes through a symbolic link that does not resolve; refusing to write through it.`
         )
       }
-      if (!isInside(root, real)) {
+      if (!isInside(root, real) && !ctx.allowedRoots.some((r) => isInside(r, real))) {
         throw fail(
           "path_outside_roots",
           rel,
-          `Path '${rel}' goes through a symbolic link that leads outside the workspace; edit the real file inside the workspace instead.`
+          `Path '${rel}' goes through a symbolic link that leads outside the workspace and its allowed roots; edit the real file inside the workspace instead.`
         )
       }
       if (isLast) {
@@ -161,21 +201,23 @@ const describeStat = (stat: fs.Stats): string =>
  * Resolves every target, refusing two patch paths that reach the same file through
  * in-workspace symlinks (the plan would treat them as independent files).
  */
-export const resolveTargets = (root: string, rels: ReadonlyArray<string>): ReadonlyArray<ResolvedTarget> => {
+export const resolveTargets = (ctx: ResolveContext, rels: ReadonlyArray<string>): ReadonlyArray<ResolvedTarget> => {
   const seen = new Map<string, string>()
   const out: Array<ResolvedTarget> = []
   for (const rel of rels) {
-    const target = resolveTarget(root, rel)
-    const other = seen.get(target.absolute)
+    const target = resolveTarget(ctx, rel)
+    // On a case-insensitive filesystem `A.txt` and `a.txt` are one file: one plan entry only.
+    const key = ctx.caseInsensitive ? target.absolute.toLowerCase() : target.absolute
+    const other = seen.get(key)
     if (other !== undefined && other !== rel) {
       throw new EngineError({
         code: "path_invalid",
         stage: 3,
         paths: [other, rel],
-        message: `Paths '${other}' and '${rel}' name the same file through a symbolic link; use one path per file.`
+        message: `Paths '${other}' and '${rel}' name the same file (through a symbolic link or letter case); use one path per file.`
       })
     }
-    seen.set(target.absolute, rel)
+    seen.set(key, rel)
     out.push(target)
   }
   return out

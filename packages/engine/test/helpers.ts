@@ -1,0 +1,80 @@
+/** Engine test helpers: temp workspaces, tree hashing, and running an engine over a store layer. */
+import { layerMemory, layerSqlite } from "@forkjoin/history/HistoryStoreSqlite"
+import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import type { PatchHistoryRecord } from "@forkjoin/schema"
+import type { EngineError } from "@forkjoin/schema/EngineError"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Engine, type EngineConfig } from "../src/Engine.ts"
+import { hashTree } from "../../../test/support/tree.ts"
+
+const sandboxes: Array<string> = []
+
+/** A fresh temp workspace (removed by `removeSandboxes`). */
+export const makeWorkspace = (files: Record<string, string> = {}): string => {
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "fj-engine-"))
+  sandboxes.push(ws)
+  writeTree(ws, files)
+  return ws
+}
+
+/** Writes `files` (relative path → text) under `root`. */
+export const writeTree = (root: string, files: Record<string, string>): void => {
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
+    fs.writeFileSync(path.join(root, rel), text)
+  }
+}
+
+/** Removes every sandbox made by `makeWorkspace`. */
+export const removeSandboxes = (): void => {
+  for (const s of sandboxes.splice(0)) fs.rmSync(s, { recursive: true, force: true })
+}
+
+/** Hash of the workspace tree excluding forkjoin's own state directory. */
+export const treeHash = (ws: string): string => {
+  const state = path.join(ws, ".forkjoin")
+  const aside = `${ws}.state-aside`
+  const had = fs.existsSync(state)
+  if (had) fs.renameSync(state, aside)
+  try {
+    return hashTree(ws)
+  } finally {
+    if (had) fs.renameSync(aside, state)
+  }
+}
+
+/** Runs `f` with an engine over `ws` and a memory store (or a sqlite file), returning the exit and all records. */
+export const withEngine = async <A>(
+  ws: string,
+  f: (engine: Engine["Service"]) => Effect.Effect<A, EngineError>,
+  config: Partial<EngineConfig> = {},
+  db?: string
+): Promise<{ exit: Exit.Exit<A, unknown>; records: ReadonlyArray<PatchHistoryRecord> }> => {
+  const store = db === undefined ? layerMemory : layerSqlite(db)
+  const program = Effect.gen(function*() {
+    const engine = yield* Engine
+    const history = yield* HistoryStore
+    const exit = yield* Effect.exit(f(engine))
+    const records = yield* history.recordsAfter(engine.environmentId, 0, 10_000)
+    return { exit, records }
+  })
+  return Effect.runPromise(
+    program.pipe(Effect.provide(Engine.layer({ root: ws, ...config }).pipe(Layer.provideMerge(store))), Effect.scoped)
+  ) as Promise<{ exit: Exit.Exit<A, unknown>; records: ReadonlyArray<PatchHistoryRecord> }>
+}
+
+/** The failure of an exit as an EngineError (throws when the exit succeeded). */
+export const failureOf = (exit: Exit.Exit<unknown, unknown>): EngineError => {
+  if (Exit.isSuccess(exit)) throw new Error("expected a failure, got success")
+  const err = exit.cause.reasons.find((r) => r._tag === "Fail")
+  if (err === undefined || err._tag !== "Fail") throw new Error(`expected a typed failure, got ${String(exit.cause)}`)
+  return err.error as EngineError
+}
+
+/** Wraps body lines in patch markers. */
+export const patchOf = (...body: ReadonlyArray<string>): string => ["*** Begin Patch", ...body, "*** End Patch"].join("\n")

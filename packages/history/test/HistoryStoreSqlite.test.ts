@@ -1,0 +1,296 @@
+/**
+ * What only a SQLite file can show: the connection policy, reopening, schema versions,
+ * corrupt rows, lock contention in one process, and four processes committing at once.
+ */
+import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { layerSqlite } from "@forkjoin/history/HistoryStoreSqlite"
+import { Sqlite } from "@forkjoin/history/Sqlite"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as esbuild from "esbuild"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { bytes, freshEnvironment, planned, sha256 } from "./fixtures.ts"
+
+const MILLIS = Date.parse("2026-11-29T12:00:00.000Z")
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-history-sqlite-"))
+let n = 0
+const freshFile = () => path.join(dir, `db-${++n}`, "history.db")
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+const withStore = <A, E>(file: string, body: Effect.Effect<A, E, HistoryStore>) =>
+  body.pipe(Effect.provide(layerSqlite(file)))
+
+const raw = <A>(file: string, f: (db: Database.Database) => A): A => {
+  const db = new Database(file)
+  try {
+    return f(db)
+  } finally {
+    db.close()
+  }
+}
+
+describe("HistoryStoreSqlite", () => {
+  it.effect("applies the connection policy: WAL, synchronous=FULL, busy_timeout, foreign_keys", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      const pragmas = yield* Effect.gen(function*() {
+        const sql = yield* Sqlite
+        return yield* sql.run("test", (c) => ({
+          journal: c.get<{ journal_mode: string }>("PRAGMA journal_mode")?.journal_mode,
+          synchronous: c.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous,
+          busy: c.get<{ timeout: number }>("PRAGMA busy_timeout")?.timeout,
+          foreignKeys: c.get<{ foreign_keys: number }>("PRAGMA foreign_keys")?.foreign_keys
+        }))
+      }).pipe(Effect.provide(Sqlite.layer(file, { busyTimeoutMs: 1234 })))
+      // busy_timeout is only the synchronous slice (20 ms); the rest of the 1234 ms is waited
+      // asynchronously (see the event-loop test below).
+      assert.deepStrictEqual(pragmas, { journal: "wal", synchronous: 2, busy: 20, foreignKeys: 1 })
+    }))
+
+  it.effect("stores each blob once", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      yield* withStore(
+        file,
+        Effect.gen(function*() {
+          const store = yield* HistoryStore
+          yield* store.putBlobs([bytes("x"), bytes("x"), bytes("y")])
+          yield* store.putBlobs([bytes("x")])
+          const p = planned({ environmentId: freshEnvironment(), files: [{ path: "a", before: "x", after: "y" }] })
+          yield* store.openIntent(p.intent, p.blobs)
+        })
+      )
+      assert.deepStrictEqual(raw(file, (db) => db.prepare("SELECT COUNT(*) AS n FROM blobs").get()), { n: 2 })
+    }))
+
+  it.effect("reopening a file keeps blobs, intents and records; migrations are idempotent", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      const env = freshEnvironment()
+      const committed = planned({ environmentId: env })
+      const open = planned({ environmentId: env, files: [{ path: "b.txt", after: "b\n" }] })
+      const first = yield* withStore(
+        file,
+        Effect.gen(function*() {
+          const store = yield* HistoryStore
+          yield* store.openIntent(committed.intent, committed.blobs)
+          const record = yield* store.commitIntent(committed.intent.intentId, committed.draft, MILLIS)
+          yield* store.openIntent(open.intent, open.blobs)
+          return record
+        })
+      )
+      for (let round = 0; round < 2; round++) {
+        yield* withStore(
+          file,
+          Effect.gen(function*() {
+            const store = yield* HistoryStore
+            assert.deepStrictEqual(yield* store.recordsAfter(env, 0, 10), [first])
+            assert.deepStrictEqual(yield* store.openIntents(env), [open.intent])
+            const blob = yield* store.getBlob(sha256(bytes("b\n")))
+            assert.isTrue(Option.isSome(blob))
+          })
+        )
+      }
+      const second = yield* withStore(
+        file,
+        Effect.flatMap(HistoryStore, (store) => store.commitIntent(open.intent.intentId, open.draft, MILLIS))
+      )
+      assert.strictEqual(second.commitOrdinal, 2)
+      assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 1)
+    }))
+
+  it.effect("refuses a database with a newer schema version, clearly", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      yield* withStore(file, Effect.void)
+      raw(file, (db) => db.pragma("user_version = 7"))
+      const error = yield* Effect.flip(withStore(file, Effect.void))
+      assert.strictEqual(error.reason, "Schema")
+      assert.include(error.message, "schema version 7")
+      assert.include(error.message, "newer than this forkjoin supports (1)")
+      // Refusing must not touch the database.
+      assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 7)
+    }))
+
+  it.effect("a corrupt record row fails with Corrupt or Schema, never a bad record", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      const env = freshEnvironment()
+      const p = planned({ environmentId: env })
+      yield* withStore(
+        file,
+        Effect.flatMap(HistoryStore, (store) =>
+          Effect.andThen(store.openIntent(p.intent, p.blobs), store.commitIntent(p.intent.intentId, p.draft, MILLIS)))
+      )
+      const read = withStore(file, Effect.flatMap(HistoryStore, (store) => store.recordsAfter(env, 0, 10)))
+
+      raw(file, (db) => db.prepare("UPDATE records SET record_json = '{not json'").run())
+      assert.strictEqual((yield* Effect.flip(read)).reason, "Corrupt")
+
+      raw(file, (db) => db.prepare("UPDATE records SET record_json = '{\"schemaVersion\":1}'").run())
+      assert.strictEqual((yield* Effect.flip(read)).reason, "Schema")
+
+      // Valid JSON of another record (ordinal 9) in this row: the columns disagree.
+      const moved = JSON.stringify({ ...p.draft, schemaVersion: 1, commitOrdinal: 9, committedAt: "2026-11-29T12:00:00.000Z" })
+      raw(file, (db) => db.prepare("UPDATE records SET record_json = ?").run(moved))
+      assert.strictEqual((yield* Effect.flip(read)).reason, "Corrupt")
+
+      raw(file, (db) => db.prepare("UPDATE blobs SET bytes = ?").run(Buffer.from("tampered")))
+      const blob = yield* Effect.flip(
+        withStore(file, Effect.flatMap(HistoryStore, (store) => store.getBlob(sha256(bytes("new\n")))))
+      )
+      assert.strictEqual(blob.reason, "Corrupt")
+    }))
+
+  it.effect("a write lock held past busy_timeout fails with Busy, and the intent stays usable", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      const env = freshEnvironment()
+      const p = planned({ environmentId: env })
+      yield* Effect.gen(function*() {
+        const store = yield* HistoryStore
+        yield* store.openIntent(p.intent, p.blobs)
+        const holder = new Database(file)
+        holder.exec("BEGIN IMMEDIATE")
+        const error = yield* Effect.flip(store.commitIntent(p.intent.intentId, p.draft, MILLIS))
+        holder.exec("ROLLBACK")
+        holder.close()
+        assert.strictEqual(error.reason, "Busy")
+        const record = yield* store.commitIntent(p.intent.intentId, p.draft, MILLIS)
+        assert.strictEqual(record.commitOrdinal, 1)
+      }).pipe(Effect.provide(layerSqlite(file, { busyTimeoutMs: 50 })))
+    }))
+
+  it.effect("waiting for another writer does not block the event loop", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      const p = planned({ environmentId: freshEnvironment() })
+      yield* Effect.gen(function*() {
+        const store = yield* HistoryStore
+        yield* store.openIntent(p.intent, p.blobs)
+        // The holder is in this process: only a free event loop can run the timer that
+        // releases it. A synchronous 5 s busy wait would starve the timer and fail with Busy.
+        const holder = new Database(file)
+        holder.exec("BEGIN IMMEDIATE")
+        let ticks = 0
+        const ticker = setInterval(() => ticks++, 5)
+        const release = setTimeout(() => {
+          holder.exec("ROLLBACK")
+          holder.close()
+        }, 150)
+        const started = Date.now()
+        const record = yield* store.commitIntent(p.intent.intentId, p.draft, MILLIS).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            clearInterval(ticker)
+            clearTimeout(release)
+            if (holder.open) holder.close()
+          }))
+        )
+        const waited = Date.now() - started
+        assert.strictEqual(record.commitOrdinal, 1)
+        assert.isAtLeast(waited, 100)
+        assert.isAtLeast(ticks, 5, `the event loop ran ${ticks} ticks in ${waited} ms`)
+      }).pipe(Effect.provide(layerSqlite(file, { busyTimeoutMs: 5000 })))
+    }))
+
+  it.effect("a file that is not a database is reported, not crashed on", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, "this is not a sqlite database, just text that is long enough to have a header")
+      const error = yield* Effect.flip(withStore(file, Effect.void))
+      assert.strictEqual(error.reason, "Corrupt")
+    }))
+
+  describe("four processes committing into one file", () => {
+    const root = fileURLToPath(new URL("../../..", import.meta.url))
+    const worker = path.join(root, "node_modules", ".cache", "forkjoin-history-test", `commitWorker-${process.pid}.mjs`)
+
+    beforeAll(async () => {
+      await esbuild.build({
+        entryPoints: [fileURLToPath(new URL("./fixtures/commitWorker.ts", import.meta.url))],
+        outfile: worker,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        // A native addon: resolved from the repository's node_modules at run time.
+        external: ["better-sqlite3"],
+        logLevel: "error"
+      })
+    })
+    afterAll(() => fs.rmSync(worker, { force: true }))
+
+    interface Child {
+      readonly ready: Promise<void>
+      readonly done: Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>
+      readonly go: () => void
+    }
+
+    const start = (file: string, env: string, count: number, id: number): Child => {
+      const child = spawn(process.execPath, [worker, file, env, String(count), String(id)], {
+        stdio: ["pipe", "pipe", "pipe"]
+      })
+      let stdout = ""
+      let stderr = ""
+      let onReady: () => void = () => {}
+      const ready = new Promise<void>((resolve) => (onReady = resolve))
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString("utf8")
+        if (stdout.startsWith("ready\n")) onReady()
+      })
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+      const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+        child.on("close", (code) => {
+          onReady()
+          resolve({ code, stdout, stderr })
+        })
+      )
+      return { ready, done, go: () => child.stdin.end("go\n") }
+    }
+
+    it("gives 400 concurrent commits the ordinals 1..400 exactly, with no errors", async () => {
+      // A fresh file: the four processes also race to create and migrate it.
+      const file = freshFile()
+      const env = freshEnvironment("shared")
+      const children = [0, 1, 2, 3].map((id) => start(file, env, 100, id))
+      await Promise.all(children.map((c) => c.ready))
+      children.forEach((c) => c.go())
+      const results = await Promise.all(children.map((c) => c.done))
+
+      const perChild = results.map((r, i) => {
+        assert.strictEqual(r.code, 0, `worker ${i} exited ${r.code}: ${r.stderr}`)
+        const line = r.stdout.split("\n").find((l) => l.startsWith("{"))
+        assert.isDefined(line, `worker ${i} printed no result: ${r.stdout} ${r.stderr}`)
+        return JSON.parse(line!) as { ordinals: Array<number>; errors: Array<string> }
+      })
+      for (const [i, r] of perChild.entries()) {
+        assert.deepStrictEqual(r.errors, [], `worker ${i} errors`)
+        assert.strictEqual(r.ordinals.length, 100)
+        // Each process sees its own commits in increasing order.
+        assert.deepStrictEqual(r.ordinals, [...r.ordinals].sort((a, b) => a - b))
+      }
+      const all = perChild.flatMap((r) => r.ordinals).sort((a, b) => a - b)
+      assert.deepStrictEqual(all, Array.from({ length: 400 }, (_, i) => i + 1))
+      // The processes really interleaved (otherwise this test proves little).
+      const interleaved = perChild.some((r) => r.ordinals[r.ordinals.length - 1]! - r.ordinals[0]! > 100)
+      assert.isTrue(interleaved, "the four workers did not overlap")
+
+      const stored = await Effect.runPromise(
+        withStore(file, Effect.flatMap(HistoryStore, (store) => store.recordsAfter(env, 0, 1000)))
+      )
+      assert.deepStrictEqual(stored.map((r) => r.commitOrdinal), all)
+      assert.strictEqual(new Set(stored.map((r) => r.recordId)).size, 400)
+      const openLeft = await Effect.runPromise(
+        withStore(file, Effect.flatMap(HistoryStore, (store) => store.openIntents(env)))
+      )
+      assert.deepStrictEqual(openLeft, [])
+    })
+  })
+})

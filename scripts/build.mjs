@@ -38,6 +38,21 @@ const result = await esbuild.build({
   external: ["better-sqlite3"],
 })
 
+// The library facade: `import { openWorkspace } from "forkjoin"` (root package.json "exports").
+await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: [join(root, "packages/engine/src/Facade.ts")],
+  outfile: join(root, "dist/index.mjs"),
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  minifySyntax: true,
+  legalComments: "none",
+  logLevel: "warning",
+  external: ["better-sqlite3"]
+})
+
 const bundle = readFileSync(outfile, "utf8")
 // undici (pulled in by @effect/platform-node's index) needs Node 22; deep imports must keep it out.
 if (/\bundici\b/.test(bundle)) {

@@ -1,7 +1,9 @@
 /**
  * Test helpers for the CLI: temp workspaces, a byte-exact snapshot of a directory tree
- * (contents, symlink targets, modes) and a runner that spawns the built bundle.
+ * (contents, symlink targets, modes), a runner that spawns the built bundle and a read-only
+ * view of a patch history database.
  */
+import Database from "better-sqlite3"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -18,23 +20,31 @@ export const buildCli = (): void => {
   execFileSync(process.execPath, [path.join(ROOT, "scripts/build.mjs")], { stdio: "inherit" })
 }
 
-/** One finished CLI run. */
+/** One finished CLI run (`signal` is set when the process was killed, e.g. by a fault). */
 export interface RunResult {
   readonly status: number | null
+  readonly signal: NodeJS.Signals | null
   readonly stdout: string
   readonly stderr: string
 }
 
-/** Runs the CLI with `args`; `stdin` is piped in when given (an empty stdin otherwise). */
-export const runCli = (args: ReadonlyArray<string>, options: { stdin?: string; cwd?: string } = {}): RunResult => {
+/**
+ * Runs the CLI with `args`; `stdin` is piped in when given (an empty stdin otherwise), `env`
+ * is added to the environment. `FORKJOIN_FAULT` is only set when a test passes it.
+ */
+export const runCli = (
+  args: ReadonlyArray<string>,
+  options: { stdin?: string; cwd?: string; env?: Record<string, string> } = {}
+): RunResult => {
+  const { FORKJOIN_FAULT: _inherited, ...inherited } = process.env
   const r = spawnSync(process.execPath, [BIN, ...args], {
     input: options.stdin ?? "",
     cwd: options.cwd ?? ROOT,
     encoding: "utf8",
     // Keep colors and terminal detection out of assertions.
-    env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" }
+    env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", ...options.env }
   })
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr }
+  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }
 }
 
 const sandboxes: Array<string> = []
@@ -64,13 +74,17 @@ export const writeTree = (root: string, files: Record<string, string>): void => 
   }
 }
 
-/** Every entry under `root` with its kind, mode and exact content (or link target). */
-export const snapshotTree = (root: string): Record<string, string> => {
+/**
+ * Every entry under `root` with its kind, mode and exact content (or link target), except the
+ * top-level entries named in `exclude`.
+ */
+export const snapshotTree = (root: string, exclude: ReadonlyArray<string> = []): Record<string, string> => {
   const out: Record<string, string> = {}
   const walk = (dir: string): void => {
     for (const name of fs.readdirSync(dir).sort()) {
       const abs = path.join(dir, name)
       const rel = path.relative(root, abs).split(path.sep).join("/")
+      if (exclude.includes(rel)) continue
       const st = fs.lstatSync(abs)
       const mode = (st.mode & 0o7777).toString(8)
       if (st.isSymbolicLink()) out[rel] = `link -> ${fs.readlinkSync(abs)}`
@@ -87,3 +101,52 @@ export const snapshotTree = (root: string): Record<string, string> => {
 /** Builds a patch from body lines. */
 export const patch = (...lines: ReadonlyArray<string>): string =>
   ["*** Begin Patch", ...lines, "*** End Patch", ""].join("\n")
+
+/**
+ * The user-visible workspace: `snapshotTree` without forkjoin's own `.forkjoin/` directory
+ * (history and lock databases), which any engine run may create.
+ */
+export const workspaceTree = (ws: string): Record<string, string> => snapshotTree(ws, [".forkjoin"])
+
+/** Relative paths (POSIX) of every non-directory entry under `root` whose name matches `name`. */
+export const findEntries = (root: string, name: RegExp): Array<string> => {
+  const found: Array<string> = []
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const abs = path.join(dir, entry.name)
+      if (entry.isDirectory()) walk(abs)
+      else if (name.test(entry.name)) found.push(path.relative(root, abs).split(path.sep).join("/"))
+    }
+  }
+  walk(root)
+  return found.sort()
+}
+
+/** The default history database of a workspace. */
+export const defaultDb = (ws: string): string => path.join(ws, ".forkjoin", "history.db")
+
+/** What a history database holds, read without writing to it. */
+export interface HistoryContents {
+  /** `records.record_json`, parsed, in commit order. */
+  readonly records: ReadonlyArray<unknown>
+  /** Journal intents by status (`open`, `committed`, `aborted`, `uncertain`). */
+  readonly intents: Readonly<Record<string, number>>
+}
+
+/** Opens `file` read-only (it must exist) and reads its records and journal intents. */
+export const readHistory = (file: string): HistoryContents => {
+  const db = new Database(file, { readonly: true, fileMustExist: true })
+  try {
+    const rows = db.prepare("SELECT record_json FROM records ORDER BY commit_ordinal").all() as Array<{ record_json: string }>
+    const statuses = db.prepare("SELECT status, count(*) AS n FROM intents GROUP BY status").all() as Array<{
+      status: string
+      n: number
+    }>
+    return {
+      records: rows.map((r) => JSON.parse(r.record_json) as unknown),
+      intents: Object.fromEntries(statuses.map((s) => [s.status, s.n]))
+    }
+  } finally {
+    db.close()
+  }
+}

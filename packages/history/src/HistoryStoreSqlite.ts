@@ -333,6 +333,18 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
       try: () => encodeIntentJson(intent),
       catch: (e) => new StoreError({ operation, reason: "Schema", detail: `the intent is invalid: ${messageOf(e)}`, cause: e })
     })
+    // A draft that could never become a record must fail here, before the engine renames
+    // anything, not at commit time with the files already in place.
+    yield* Effect.try({
+      try: () => encodeRecord(recordOf(intent.draft, 1, intent.createdAt)),
+      catch: (e) =>
+        new StoreError({
+          operation,
+          reason: "Schema",
+          detail: `the intent's draft can never be committed: ${messageOf(e)}`,
+          cause: e
+        })
+    })
     const hashes = blobs.map(sha256)
     const given = new Set<string>(hashes)
     yield* sql.transaction(operation, (c) => {

@@ -97,11 +97,8 @@ const reasonOf = (code: string): StoreError["reason"] => {
 /**
  * Turns what a body threw into the error channel: a `StoreError` passes through, a SQLite
  * error becomes a `StoreError` by its code, anything else is a bug and dies.
- *
- * @category error handling
- * @since 0.1.0
  */
-export const fromThrown = (operation: string, thrown: unknown): Effect.Effect<never, StoreError> => {
+const fromThrown = (operation: string, thrown: unknown): Effect.Effect<never, StoreError> => {
   if (thrown instanceof StoreError) return Effect.fail(thrown)
   if (thrown instanceof Database.SqliteError) {
     const reason = reasonOf(thrown.code)

@@ -95,6 +95,21 @@ export const contract = (name: string, makeLayer: () => Layer.Layer<HistoryStore
         assert.strictEqual((yield* store.openIntents(env)).length, 1)
       }))
 
+    test("openIntent refuses a draft that could never become a record, and stores nothing", () =>
+      Effect.gen(function*() {
+        const store = yield* HistoryStore
+        const env = freshEnvironment()
+        const p = planned({ environmentId: env })
+        // Valid as a draft, invalid as a record: a gap must have provenance `unknown`.
+        const doomed = { ...p.intent, draft: { ...p.draft, outcome: "gap" as const } }
+        const failure = yield* failureOf(store.openIntent(doomed, p.blobs))
+        assert.strictEqual(failure.reason, "Schema")
+        assert.include(failure.message, "can never be committed")
+        const mismatched = { ...p.intent, draft: draft({ environmentId: freshEnvironment() }) }
+        assert.strictEqual((yield* failureOf(store.openIntent(mismatched, p.blobs))).reason, "Schema")
+        assert.deepStrictEqual(yield* store.openIntents(env), [])
+      }))
+
     test("commitIntent assigns ordinals 1, 2, 3 per environment, closes the intent, and the record decodes", () =>
       Effect.gen(function*() {
         const store = yield* HistoryStore

@@ -154,6 +154,20 @@ describe("engine rejections leave the workspace untouched and unrecorded", () =>
     expect(r3.exit._tag).toBe("Success")
   })
 
+  it("budget_exceeded when the workspace file budget is exhausted (across turns)", async () => {
+    const ws = makeWorkspace()
+    const config = { budgets: { workspaceFiles: 2 } }
+    const db = path.join(ws, ".forkjoin", "history.db")
+    const r1 = await withEngine(ws, (e) => e.applyPatch({ threadId: "a", turnId: "1", patch: patchOf("*** Add File: x", "+x", "*** Add File: y", "+y") }), config, db)
+    expect(r1.exit._tag).toBe("Success")
+    const before = treeHash(ws)
+    const r2 = await withEngine(ws, (e) => e.applyPatch({ threadId: "b", turnId: "2", patch: patchOf("*** Add File: z", "+z") }), config, db)
+    expect(failureOf(r2.exit)).toMatchObject({ code: "budget_exceeded", stage: 5, paths: ["z"] })
+    expect(failureOf(r2.exit).message).toContain("workspace")
+    expect(treeHash(ws)).toBe(before)
+    expect(r2.records.length).toBe(1)
+  })
+
   const holdLock = (ws: string) => {
     fs.mkdirSync(path.join(ws, ".forkjoin"), { recursive: true })
     const db = new Database(path.join(ws, ".forkjoin", "lock.db"))

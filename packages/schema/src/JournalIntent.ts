@@ -7,26 +7,8 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import {
-  EnvironmentId,
-  InvocationId,
-  RecordId,
-  RelativePath,
-  Sha256Hash,
-  ThreadId,
-  TransactionId,
-  TurnId
-} from "./Ids.ts"
-import {
-  Authority,
-  DirectoryEffect,
-  Exactness,
-  FileChange,
-  Outcome,
-  Provenance,
-  RecordLinks,
-  RecordWarning
-} from "./PatchHistoryRecord.ts"
+import { EnvironmentId, RelativePath, Sha256Hash, TransactionId } from "./Ids.ts"
+import { draftFields } from "./PatchHistoryRecord.ts"
 import { FileMode } from "./Snapshot.ts"
 import { UtcTimestamp } from "./UtcTimestamp.ts"
 
@@ -58,22 +40,7 @@ export type IntentEntry = typeof IntentEntry.Type
  * @category models
  * @since 0.1.0
  */
-export const RecordDraft = Schema.Struct({
-  recordId: RecordId,
-  threadId: ThreadId,
-  turnId: TurnId,
-  invocationId: InvocationId,
-  environmentId: EnvironmentId,
-  transactionId: TransactionId,
-  authority: Authority,
-  provenance: Provenance,
-  exactness: Exactness,
-  outcome: Outcome,
-  changes: Schema.Array(FileChange),
-  directoryEffects: Schema.Array(DirectoryEffect),
-  warnings: Schema.Array(RecordWarning),
-  links: RecordLinks
-})
+export const RecordDraft = Schema.Struct(draftFields)
 
 /**
  * @category models

@@ -269,22 +269,19 @@ const recordIssues = (r: {
 }
 
 /**
- * One committed (or uncertain, or discovered) transaction in patch history, schemaVersion 1.
- * `commitOrdinal` is a positive integer, strictly increasing per environment.
+ * The fields a record has before the store commits it (no ordinal, no commit time); shared
+ * with the journal's `RecordDraft`.
  *
  * @category models
  * @since 0.1.0
  */
-export const PatchHistoryRecord = Schema.Struct({
-  schemaVersion: Schema.Literal(1),
+export const draftFields = {
   recordId: RecordId,
   threadId: ThreadId,
   turnId: TurnId,
   invocationId: InvocationId,
   environmentId: EnvironmentId,
   transactionId: TransactionId,
-  commitOrdinal: Schema.Int.check(Schema.isGreaterThan(0)),
-  committedAt: UtcTimestamp,
   authority: Authority,
   provenance: Provenance,
   exactness: Exactness,
@@ -293,6 +290,20 @@ export const PatchHistoryRecord = Schema.Struct({
   directoryEffects: Schema.Array(DirectoryEffect),
   warnings: Schema.Array(RecordWarning),
   links: RecordLinks
+}
+
+/**
+ * One committed (or uncertain, or discovered) transaction in patch history, schemaVersion 1.
+ * `commitOrdinal` is a positive integer, strictly increasing per environment.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const PatchHistoryRecord = Schema.Struct({
+  schemaVersion: Schema.Literal(1),
+  ...draftFields,
+  commitOrdinal: Schema.Int.check(Schema.isGreaterThan(0)),
+  committedAt: UtcTimestamp
 }).check(Schema.makeFilter(recordIssues, { expected: "a consistent patch history record" }))
 
 /**

@@ -32,6 +32,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
+import { isUtf8 } from "node:buffer"
 import { createHash, randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -221,7 +222,7 @@ const storeFailure = (stage: 7 | 9, paths: ReadonlyArray<string>, e: StoreError,
   new EngineError({ code: "commit_failed", stage, paths, message: `${what}: ${e.message}` })
 
 const snapshotOf = (bytes: Uint8Array, mode: number): Snapshot => {
-  const info = describeText(bytes)
+  const info = describeText(bytes, isUtf8)
   return {
     hash: sha256(bytes),
     bytes: bytes.length,

@@ -76,9 +76,11 @@ export const describeText = (
 ): TextInfo => {
   const binary = bytes.indexOf(0) !== -1 || !isUtf8(bytes)
   if (binary) return { encoding: "binary", lineEnding: "none", finalNewline: false }
-  const crlf = countCrlf(bytes)
-  const lf = countByte(bytes, 0x0a) - crlf
-  const cr = countByte(bytes, 0x0d) - crlf
+  // Most files have no CR at all: one native scan decides, counting is only for CR files.
+  const anyCr = bytes.indexOf(0x0d) !== -1
+  const crlf = anyCr ? countCrlf(bytes) : 0
+  const lf = anyCr ? countByte(bytes, 0x0a) - crlf : bytes.indexOf(0x0a) !== -1 ? 1 : 0
+  const cr = anyCr ? countByte(bytes, 0x0d) - crlf : 0
   const kinds = (lf > 0 ? 1 : 0) + (crlf > 0 ? 1 : 0) + (cr > 0 ? 1 : 0)
   const lineEnding = kinds === 0 ? "none" : kinds > 1 || cr > 0 ? "mixed" : crlf > 0 ? "crlf" : "lf"
   const last = bytes[bytes.length - 1]

@@ -221,10 +221,10 @@ const errnoOf = (error: unknown): string =>
 const storeFailure = (stage: 7 | 9, paths: ReadonlyArray<string>, e: StoreError, what: string) =>
   new EngineError({ code: "commit_failed", stage, paths, message: `${what}: ${e.message}` })
 
-const snapshotOf = (bytes: Uint8Array, mode: number): Snapshot => {
+const snapshotOf = (bytes: Uint8Array, mode: number, hash: Sha256Hash): Snapshot => {
   const info = describeText(bytes, isUtf8)
   return {
-    hash: sha256(bytes),
+    hash,
     bytes: bytes.length,
     encoding: info.encoding,
     lineEnding: info.lineEnding,
@@ -501,6 +501,17 @@ const make = (config: EngineConfig) =>
         // Stage 7: journal the intent (with every pre/post blob), then stage temp files.
         const intentId = randomUUID()
         const transactionId = (request.transactionId ?? `patch:${randomUUID()}`) as TransactionId
+        // Hash each content once: snapshots, the intent's pre/post and the blobs share it.
+        const hashes = new Map<Uint8Array, Sha256Hash>()
+        const hashOnce = (bytes: Uint8Array): Sha256Hash => {
+          let h = hashes.get(bytes)
+          if (h === undefined) {
+            h = sha256(bytes)
+            hashes.set(bytes, h)
+          }
+          return h
+        }
+        const snapshot = (bytes: Uint8Array, mode: number): Snapshot => snapshotOf(bytes, mode, hashOnce(bytes))
         const blobs: Array<Uint8Array> = []
         const modeOf = (rel: string): number | undefined => targets.get(rel)?.mode
         const changes: Array<FileChange> = plan.files.map((f) => {
@@ -513,9 +524,9 @@ const make = (config: EngineConfig) =>
             kind: f.kind,
             path: f.path as FileChange["path"],
             ...(f.moveFrom === undefined ? {} : { moveFrom: f.moveFrom as FileChange["path"] }),
-            ...(f.before === undefined ? {} : { before: snapshotOf(f.before, beforeMode) }),
-            ...(f.after === undefined ? {} : { after: snapshotOf(f.after, afterMode) }),
-            ...(f.overwritten === undefined ? {} : { overwritten: snapshotOf(f.overwritten, modeOf(f.path) ?? newFileMode) })
+            ...(f.before === undefined ? {} : { before: snapshot(f.before, beforeMode) }),
+            ...(f.after === undefined ? {} : { after: snapshot(f.after, afterMode) }),
+            ...(f.overwritten === undefined ? {} : { overwritten: snapshot(f.overwritten, modeOf(f.path) ?? newFileMode) })
           }
         })
         const draft: RecordDraft = {
@@ -537,7 +548,7 @@ const make = (config: EngineConfig) =>
           warnings: [],
           links: request.links ?? {}
         }
-        const hashOf = (s: FileState | undefined) => (s?._tag === "File" ? sha256(s.bytes) : null)
+        const hashOf = (s: FileState | undefined) => (s?._tag === "File" ? hashOnce(s.bytes) : null)
         const intent: JournalIntent = {
           schemaVersion: 1,
           intentId,
@@ -551,7 +562,7 @@ const make = (config: EngineConfig) =>
             return {
               path: s.path as FileChange["path"],
               pre,
-              post: s.after === undefined ? null : sha256(s.after),
+              post: s.after === undefined ? null : hashOnce(s.after),
               ...(preMode === undefined ? {} : { preMode }),
               ...(s.after === undefined ? {} : { postMode: s.mode ?? newFileMode })
             }

@@ -46,6 +46,8 @@ export class WorkspaceLock {
     this.db = new Database(file)
     // Never wait inside SQLite: that would block the event loop; we poll instead.
     this.db.pragma("busy_timeout = 0")
+    // The lock database never holds data: no rollback journal to create and delete per lock.
+    this.db.pragma("journal_mode = OFF")
   }
 
   private tryBegin(): boolean {

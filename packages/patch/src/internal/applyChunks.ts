@@ -83,7 +83,6 @@ const lineText = (lines: LineSource, i: number): string =>
 const MAX_CANDIDATES = 10
 
 const oldOf = (ops: ReadonlyArray<ChunkLine>): Array<string> => ops.filter((l) => l.op !== "+").map((l) => l.text)
-const newOf = (ops: ReadonlyArray<ChunkLine>): Array<string> => ops.filter((l) => l.op !== "-").map((l) => l.text)
 
 /** Upstream's retry: drop a trailing empty old line (and a trailing empty new line), exactly. */
 const dropTrailingBlank = (ops: ReadonlyArray<ChunkLine>): Array<ChunkLine> => {

@@ -1,0 +1,223 @@
+/**
+ * Write scopes (SPEC §6.1): the workspace-relative paths a mutating child may change. A scope
+ * path covers itself and, as a directory, its subtree with a `/` boundary (`src/api` covers
+ * `src/api/x.ts`, never `src/api2/x.ts`). Scope paths are normalized exactly as the engine
+ * normalizes patch paths, so the guard and the writer always agree on what a path names.
+ *
+ * Pure: no I/O. It does not own symlink resolution (the overlay checks where a write would
+ * land) nor the task-level rules of `run_subagents` (a later module).
+ *
+ * @since 0.1.0
+ */
+import type { RelativePath } from "@forkjoin/schema"
+import type * as Brand from "effect/Brand"
+import { dual } from "effect/Function"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+
+// -------------------------------------------------------------------------------------
+// models
+// -------------------------------------------------------------------------------------
+
+/**
+ * A normalized, deduplicated, sorted, non-empty list of scope paths. At runtime (and in JSON)
+ * it is a plain array of relative POSIX paths; the brand says it went through `make`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type WriteScope = ReadonlyArray<RelativePath> & Brand.Brand<"WriteScope">
+
+/**
+ * Why a scope (or one of its paths) was refused.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const WriteScopeProblem = Schema.Literals([
+  "empty_scope",
+  "empty_path",
+  "absolute_path",
+  "escaping_path",
+  "invalid_character"
+])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type WriteScopeProblem = typeof WriteScopeProblem.Type
+
+// -------------------------------------------------------------------------------------
+// errors
+// -------------------------------------------------------------------------------------
+
+/**
+ * A scope that cannot be used: empty, or a path that is blank, absolute, escaping or holds a
+ * control character. `path` is the offending input as given.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class WriteScopeError extends Schema.TaggedError<WriteScopeError>()("WriteScopeError", {
+  reason: WriteScopeProblem,
+  path: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    const p = JSON.stringify(this.path ?? "")
+    switch (this.reason) {
+      case "empty_scope":
+        return "A mutating task needs a non-empty writeScope: list the files or directories it may change."
+      case "empty_path":
+        return `Write scope path ${p} names no file or directory (it is blank or the workspace root); list the directories the task may change.`
+      case "absolute_path":
+        return `Write scope path ${p} is absolute; give paths relative to the workspace root, like "src/api".`
+      case "escaping_path":
+        return `Write scope path ${p} escapes the workspace with ".."; give a path inside the workspace.`
+      case "invalid_character":
+        return `Write scope path ${p} contains a NUL or control character; use a plain relative path.`
+    }
+  }
+}
+
+/**
+ * A mutation refused because some of its paths (move destinations and deletions included) lie
+ * outside the write scope. Nothing was staged.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class WriteScopeViolation extends Schema.TaggedError<WriteScopeViolation>()("WriteScopeViolation", {
+  /** The refused action, e.g. `apply_patch`. */
+  operation: Schema.String,
+  violatingPaths: Schema.Array(Schema.String),
+  writeScope: Schema.Array(Schema.String)
+}) {
+  /** The stable observation code. */
+  get code(): "write_scope_violation" {
+    return "write_scope_violation"
+  }
+  override get message(): string {
+    return `${this.operation} was refused: ${this.violatingPaths.map((p) => JSON.stringify(p)).join(", ")} ${
+      this.violatingPaths.length === 1 ? "is" : "are"
+    } outside the write scope [${
+      this.writeScope.map((p) => JSON.stringify(p)).join(", ")
+    }]. Nothing was staged; change only paths inside the scope.`
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+// C0, DEL and C1 controls: the same set the patch core refuses in paths.
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/
+
+/**
+ * Normalizes one path the way the engine normalizes patch paths: backslashes become `/`,
+ * `.` and empty segments (duplicate or trailing slashes) drop, `..` pops. Absolute paths
+ * (`/x`, `C:\x`, `\\host\share`), escaping `..`, blank paths and control characters fail.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const normalizePath = (raw: string): Result.Result<RelativePath, WriteScopeError> => {
+  if (CONTROL.test(raw)) return Result.fail(new WriteScopeError({ reason: "invalid_character", path: raw }))
+  const slashed = raw.replace(/\\/g, "/")
+  if (slashed.startsWith("/") || /^[A-Za-z]:/.test(slashed)) {
+    return Result.fail(new WriteScopeError({ reason: "absolute_path", path: raw }))
+  }
+  const out: Array<string> = []
+  for (const segment of slashed.split("/")) {
+    if (segment === "" || segment === ".") continue
+    if (segment === "..") {
+      if (out.length === 0) return Result.fail(new WriteScopeError({ reason: "escaping_path", path: raw }))
+      out.pop()
+      continue
+    }
+    out.push(segment)
+  }
+  // A scope of "." would be the whole workspace: refused so a scope always names something.
+  if (out.length === 0) return Result.fail(new WriteScopeError({ reason: "empty_path", path: raw }))
+  return Result.succeed(out.join("/") as RelativePath)
+}
+
+/**
+ * Builds a scope from raw paths: each is normalized, duplicates drop, the result is sorted.
+ * Fails on an empty list or on the first unusable path.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (raw: ReadonlyArray<string>): Result.Result<WriteScope, WriteScopeError> => {
+  if (raw.length === 0) return Result.fail(new WriteScopeError({ reason: "empty_scope" }))
+  const out = new Set<RelativePath>()
+  for (const r of raw) {
+    const n = normalizePath(r)
+    if (Result.isFailure(n)) return Result.fail(n.failure)
+    out.add(n.success)
+  }
+  return Result.succeed(Object.freeze([...out].sort()) as unknown as WriteScope)
+}
+
+/**
+ * `make` that throws the `WriteScopeError` (constant scopes in tests and probes).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const makeUnsafe = (raw: ReadonlyArray<string>): WriteScope => {
+  const r = make(raw)
+  if (Result.isFailure(r)) throw r.failure
+  return r.success
+}
+
+// -------------------------------------------------------------------------------------
+// combinators
+// -------------------------------------------------------------------------------------
+
+const coversNormalized = (scope: ReadonlyArray<string>, path: string): boolean =>
+  scope.some((s) => path === s || (path.length > s.length && path.startsWith(s) && path[s.length] === "/"))
+
+/**
+ * True when the scope covers `path` (normalized first): an exact scope path or a descendant
+ * across a `/` boundary. A path that cannot be normalized is never covered.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const covers: {
+  (path: string): (self: WriteScope) => boolean
+  (self: WriteScope, path: string): boolean
+} = dual(2, (self: WriteScope, path: string): boolean => {
+  const n = normalizePath(path)
+  return Result.isSuccess(n) && coversNormalized(self, n.success)
+})
+
+/**
+ * The paths the scope does not cover, as given, deduplicated, in input order. Empty means
+ * every path may be written.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const violations: {
+  (paths: ReadonlyArray<string>): (self: WriteScope) => ReadonlyArray<string>
+  (self: WriteScope, paths: ReadonlyArray<string>): ReadonlyArray<string>
+} = dual(2, (self: WriteScope, paths: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  for (const p of paths) if (!covers(self, p) && !out.includes(p)) out.push(p)
+  return out
+})
+
+/**
+ * True when every path of `inner` is covered by `outer` (a child's guard confined to its
+ * declared scope, SPEC §6.4). Compares coverage, not strings: `["src/api"]` is within `["src"]`.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const isWithin: {
+  (outer: WriteScope): (inner: WriteScope) => boolean
+  (inner: WriteScope, outer: WriteScope): boolean
+} = dual(2, (inner: WriteScope, outer: WriteScope): boolean => inner.every((p) => coversNormalized(outer, p)))

@@ -1,0 +1,10 @@
+/**
+ * `@forkjoin/runtime`: what a child session runs on — write scopes (SPEC §6.1), the overlay
+ * workspace view that stages a `changeset_export` child's edits (§6.2), changeset export
+ * (§6.3) and the content-addressed blob store that carries changeset content.
+ *
+ * @since 0.1.0
+ */
+export * from "./BlobStore.ts"
+export * as Overlay from "./Overlay.ts"
+export * as WriteScope from "./WriteScope.ts"

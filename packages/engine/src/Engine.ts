@@ -40,6 +40,7 @@ import { commitStaged, type Staged, stageSteps, stepsOf } from "./internal/commi
 import * as Fault from "./internal/fault.ts"
 import { withPathLocks, WorkspaceLock } from "./internal/lock.ts"
 import { type RepairReport, repairIntents } from "./internal/repair.ts"
+import { DEFAULT_DENIED_GLOBS } from "./Policy.ts"
 import { compileGlob, type ResolveContext, type ResolvedTarget, resolveTargets } from "./internal/resolve.ts"
 
 // -------------------------------------------------------------------------------------
@@ -176,7 +177,6 @@ export interface HistoryEvent {
 }
 
 const DEFAULT_LIMITS: Limits = { maxPatchBytes: 64 * 1024 * 1024, maxFiles: 10_000, maxFileBytes: 256 * 1024 * 1024 }
-const DEFAULT_DENIED = [".git/**", ".forkjoin/**"]
 
 /**
  * The engine service of one workspace.
@@ -290,7 +290,7 @@ const make = (config: EngineConfig) =>
           return path.resolve(r)
         }
       }),
-      denied: (config.deniedGlobs ?? DEFAULT_DENIED).map((glob) => ({ glob, re: compileGlob(glob, caseInsensitive) })),
+      denied: (config.deniedGlobs ?? DEFAULT_DENIED_GLOBS).map((glob) => ({ glob, re: compileGlob(glob, caseInsensitive) })),
       caseInsensitive
     }
     const newFileMode = probeNewFileMode(stateDir)

@@ -6,3 +6,4 @@
 export * from "./Engine.ts"
 export type { RepairOutcome, RepairReport } from "./internal/repair.ts"
 export * from "./Facade.ts"
+export * from "./Policy.ts"

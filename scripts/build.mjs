@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * Bundles the forkjoin CLI (`packages/cli/src/main.ts`) into one ESM file,
- * `packages/cli/dist/forkjoin.mjs`, that runs on plain Node 20 without a TypeScript loader.
+ * Bundles the forkjoin CLI (`packages/cli/src/main.ts`) into one CommonJS file,
+ * `packages/cli/dist/forkjoin.cjs`, that runs on plain Node 20 without a TypeScript loader,
+ * and warms its V8 code cache (`forkjoin.cjs.v8cache`, used by the launcher) with one apply.
  *
  * Run by the root `prepare` script and, when the bundle is missing, by the CLI launcher
  * (`packages/cli/bin/forkjoin.mjs`). Pass `--metafile` to also write
@@ -13,7 +14,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
-const outfile = join(root, "packages/cli/dist/forkjoin.mjs")
+const outfile = join(root, "packages/cli/dist/forkjoin.cjs")
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
 const wantMetafile = process.argv.includes("--metafile")
 
@@ -23,7 +24,8 @@ const result = await esbuild.build({
   outfile,
   bundle: true,
   platform: "node",
-  format: "esm",
+  // CommonJS so the launcher can run it through vm.Script with a V8 code cache.
+  format: "cjs",
   target: "node20",
   minifyWhitespace: true,
   minifySyntax: true,
@@ -34,8 +36,10 @@ const result = await esbuild.build({
   define: {
     __FORKJOIN_VERSION__: JSON.stringify(version)
   },
-  // A native addon: loaded from node_modules at run time (ESM default import of its CJS export).
+  // A native addon: loaded from node_modules at run time.
   external: ["better-sqlite3"],
+  // effect reads `import.meta.env` defensively; in CommonJS it is simply absent.
+  logOverride: { "empty-import-meta": "silent" },
 })
 
 // The library facade: `import { openWorkspace } from "forkjoin"` (root package.json "exports").
@@ -56,7 +60,7 @@ await esbuild.build({
 const bundle = readFileSync(outfile, "utf8")
 // undici (pulled in by @effect/platform-node's index) needs Node 22; deep imports must keep it out.
 if (/\bundici\b/.test(bundle)) {
-  console.error("build: packages/cli/dist/forkjoin.mjs references undici; use deep @effect/platform-node imports")
+  console.error("build: packages/cli/dist/forkjoin.cjs references undici; use deep @effect/platform-node imports")
   process.exit(1)
 }
 
@@ -75,3 +79,23 @@ if (wantMetafile && result.metafile) {
   for (const [file, info] of inputs) console.log(`${String(info.bytesInOutput).padStart(8)}  ${file}`)
   console.log(`total ${bundle.length} bytes`)
 }
+
+// Warm the code cache: one real apply on a throwaway workspace compiles the hot path, and the
+// launcher writes the cache on exit (a stale cache is rejected by V8 and rewritten).
+{
+  const { execFileSync } = await import("node:child_process")
+  const { mkdtempSync, rmSync, writeFileSync: write } = await import("node:fs")
+  const { tmpdir } = await import("node:os")
+  rmSync(`${outfile}.v8cache`, { force: true })
+  const ws = mkdtempSync(join(tmpdir(), "fj-warm-"))
+  try {
+    write(join(ws, "a.txt"), "one\n")
+    execFileSync(process.execPath, [join(root, "packages/cli/bin/forkjoin.mjs"), "apply", "-", "--workspace", ws, "--json"], {
+      input: "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n",
+      stdio: ["pipe", "ignore", "inherit"]
+    })
+  } finally {
+    rmSync(ws, { recursive: true, force: true })
+  }
+}
+

@@ -172,7 +172,7 @@ const main = async (): Promise<void> => {
   // The CLI and the peer
 
   const cliBin = path.join(root, "packages", "cli", "bin", "forkjoin.mjs")
-  const cliDist = path.join(root, "packages", "cli", "dist", "forkjoin.mjs")
+  const cliDist = path.join(root, "packages", "cli", "dist", "forkjoin.cjs")
   const newestSourceMtime = (): number => {
     let newest = 0
     const walk = (dir: string): void => {
@@ -191,7 +191,7 @@ const main = async (): Promise<void> => {
     const missing = !fs.existsSync(cliDist)
     const stale = !missing && fs.statSync(cliDist).mtimeMs < newestSourceMtime()
     if (missing || stale) {
-      note(`packages/cli/dist/forkjoin.mjs ${missing ? "missing" : "older than packages/*/src"}: running node scripts/build.mjs`)
+      note(`packages/cli/dist/forkjoin.cjs ${missing ? "missing" : "older than packages/*/src"}: running node scripts/build.mjs`)
       const r = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs")], { cwd: root, encoding: "utf8", timeout: 300_000 })
       if (r.status !== 0) {
         const why = `node scripts/build.mjs exited ${String(r.status)}: ${(r.stderr || r.stdout || r.error?.message || "").trim().slice(0, 1500)}`
@@ -200,7 +200,7 @@ const main = async (): Promise<void> => {
         note(cliWarning)
       }
     }
-    if (!fs.existsSync(cliDist)) return "packages/cli/dist/forkjoin.mjs is still missing after node scripts/build.mjs"
+    if (!fs.existsSync(cliDist)) return "packages/cli/dist/forkjoin.cjs is still missing after node scripts/build.mjs"
     if (!fs.existsSync(cliBin)) return "packages/cli/bin/forkjoin.mjs (the launcher) is missing"
     return undefined
   }

@@ -172,7 +172,7 @@ if (enabled("parse_match_codex_ms")) {
 // The CLI (figures 2 and 3)
 
 const cliBin = path.join(root, "packages", "cli", "bin", "forkjoin.mjs")
-const cliDist = path.join(root, "packages", "cli", "dist", "forkjoin.mjs")
+const cliDist = path.join(root, "packages", "cli", "dist", "forkjoin.cjs")
 
 /** Newest modification time (ms) of the TypeScript sources the CLI bundle is built from. */
 const newestSourceMtime = (): number => {
@@ -194,7 +194,7 @@ const ensureCli = (): string | undefined => {
   const missing = !existsSync(cliDist)
   const stale = !missing && statSync(cliDist).mtimeMs < newestSourceMtime()
   if (missing || stale) {
-    note(`packages/cli/dist/forkjoin.mjs ${missing ? "missing" : "older than packages/*/src"}: running node scripts/build.mjs`)
+    note(`packages/cli/dist/forkjoin.cjs ${missing ? "missing" : "older than packages/*/src"}: running node scripts/build.mjs`)
     const r = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs")], { cwd: root, encoding: "utf8", timeout: 300_000 })
     if (r.status !== 0) {
       const why = `node scripts/build.mjs exited ${String(r.status)}: ${(r.stderr || r.stdout || r.error?.message || "").trim().slice(0, 1500)}`
@@ -203,7 +203,7 @@ const ensureCli = (): string | undefined => {
       note(cliWarning)
     }
   }
-  if (!existsSync(cliDist)) return "packages/cli/dist/forkjoin.mjs is still missing after node scripts/build.mjs"
+  if (!existsSync(cliDist)) return "packages/cli/dist/forkjoin.cjs is still missing after node scripts/build.mjs"
   if (!existsSync(cliBin)) return "packages/cli/bin/forkjoin.mjs (the launcher) is missing"
   return undefined
 }

@@ -1,6 +1,6 @@
 /**
  * @forkjoin/cli: the `forkjoin` command line. The CLI itself starts from `main.ts` (bundled to
- * `dist/forkjoin.mjs`); this index exposes the command programs for reuse and tests.
+ * `dist/forkjoin.cjs`); this index exposes the command programs for reuse and tests.
  *
  * @since 0.1.0
  */

@@ -9,7 +9,7 @@
  * `packages/cli/dist/meta.json` and print the biggest inputs (cold-start analysis).
  */
 import * as esbuild from "esbuild"
-import { readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -19,6 +19,8 @@ const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
 const wantMetafile = process.argv.includes("--metafile")
 
 const result = await esbuild.build({
+  // Written below through a temp file and a rename: tests may run the CLI while it rebuilds.
+  write: false,
   absWorkingDir: root,
   entryPoints: [join(root, "packages/cli/src/main.ts")],
   outfile,
@@ -41,12 +43,17 @@ const result = await esbuild.build({
   // effect reads `import.meta.env` defensively; in CommonJS it is simply absent.
   logOverride: { "empty-import-meta": "silent" },
 })
+mkdirSync(dirname(outfile), { recursive: true })
+writeFileSync(`${outfile}.${process.pid}.tmp`, result.outputFiles[0].contents)
+renameSync(`${outfile}.${process.pid}.tmp`, outfile)
 
 // The library facade: `import { openWorkspace } from "forkjoin"` (root package.json "exports").
-await esbuild.build({
+const facade = join(root, "dist/index.mjs")
+const facadeResult = await esbuild.build({
+  write: false,
   absWorkingDir: root,
   entryPoints: [join(root, "packages/engine/src/Facade.ts")],
-  outfile: join(root, "dist/index.mjs"),
+  outfile: facade,
   bundle: true,
   platform: "node",
   format: "esm",
@@ -56,6 +63,9 @@ await esbuild.build({
   logLevel: "warning",
   external: ["better-sqlite3"]
 })
+mkdirSync(dirname(facade), { recursive: true })
+writeFileSync(`${facade}.${process.pid}.tmp`, facadeResult.outputFiles[0].contents)
+renameSync(`${facade}.${process.pid}.tmp`, facade)
 
 const bundle = readFileSync(outfile, "utf8")
 // undici (pulled in by @effect/platform-node's index) needs Node 22; deep imports must keep it out.

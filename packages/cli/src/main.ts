@@ -17,6 +17,8 @@ import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import { EngineError, toBody } from "@forkjoin/schema/EngineError"
 import * as Apply from "./Apply.ts"
+import * as Run from "./Run.ts"
+import { history } from "./HistoryCommand.ts"
 
 // Inlined by scripts/build.mjs from the root package.json "version".
 declare const __FORKJOIN_VERSION__: string
@@ -187,6 +189,55 @@ const repair = Command.make(
 )
 
 // -------------------------------------------------------------------------------------
+// run
+// -------------------------------------------------------------------------------------
+
+const run = Command.make(
+  "run",
+  {
+    planFile: Argument.String("PLAN.json").pipe(Argument.withDescription("Plan file (schemaVersion 1): the tasks to run as children")),
+    workspace: Flag.String("workspace").pipe(Flag.withMetavar("DIR"), Flag.withDescription("Workspace root (required)")),
+    db: Flag.String("db").pipe(
+      Flag.withMetavar("FILE"),
+      Flag.withDescription("Patch history database (default <workspace>/.forkjoin/history.db)"),
+      Flag.optional
+    ),
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON line: {\"runId\",\"results\":[{\"id\",\"status\",\"observations\",\"changeset\"?}]}"),
+      Flag.withDefault(false)
+    ),
+    exportOnly: Flag.Boolean("export-only").pipe(
+      Flag.withDescription("Run the children and print their changesets without joining them (required until the orchestrator issue)"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.run")(function*(input) {
+    const result = yield* Run.run({
+      planFile: input.planFile,
+      workspace: input.workspace,
+      db: Option.getOrUndefined(input.db),
+      exportOnly: input.exportOnly
+    }).pipe(Effect.catchTag("RunFailed", (error) =>
+      Effect.flatMap(writeStderr(`error: ${error.message}\n`), () => Effect.fail(new CommandExit({ exitCode: EXIT_REJECTED })))))
+    yield* writeStdout(input.json ? Run.renderJson(result) : Run.renderText(result))
+    const code = Run.exitCodeOf(result)
+    if (code !== 0) return yield* new CommandExit({ exitCode: code })
+  }, Effect.catchTag("UsageError", (error) =>
+    Effect.flatMap(
+      writeStderr(`error: ${error.message}\nRun 'forkjoin run --help' for usage.\n`),
+      () => Effect.fail(new CommandExit({ exitCode: EXIT_USAGE }))
+    )))
+).pipe(
+  Command.withDescription(
+    "Run a plan's children (SPEC §5, §6.1-6.3): mutating tasks stage their edits in an overlay confined to their " +
+      "write scope and export a changeset; read-only tasks only read. The shared workspace is never written. Each " +
+      "child's trace and changeset go to <workspace>/.forkjoin/runs/<run-id>/subagents/<task-id>/. --export-only is " +
+      "required until the join arrives. Exit 0 every child finished, 1 otherwise, 2 usage or plan error."
+  ),
+  Command.withShortDescription("Run a plan's children and export their changesets (--export-only)")
+)
+
+// -------------------------------------------------------------------------------------
 // demo
 // -------------------------------------------------------------------------------------
 
@@ -217,7 +268,7 @@ const forkjoin = Command.make("forkjoin").pipe(
     "Parallel AI coding agents that edit one workspace safely: one native patch engine applies every change " +
       "all or nothing."
   ),
-  Command.withSubcommands([apply, repair, demo])
+  Command.withSubcommands([apply, repair, history, run, demo])
 )
 
 // Usage errors go to stderr, so `--json` consumers never see help text on stdout.

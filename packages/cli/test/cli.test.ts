@@ -59,13 +59,15 @@ const ADD_AND_UPDATE = patch(
 )
 
 describe("forkjoin (root)", () => {
-  it("--help lists exactly the apply, repair and demo subcommands and exits 0", () => {
+  it("--help lists exactly the apply, repair, run, history and demo subcommands and exits 0", () => {
     const r = runCli(["--help"])
     expect(r.status).toBe(0)
     expect(r.stdout).toMatch(/^\s+apply\s+Apply an apply_patch patch/m)
     expect(r.stdout).toMatch(/^\s+repair\s+Repair changes left half-done by a crash/m)
     expect(r.stdout).toMatch(/^\s+demo\s+/m)
-    expect(r.stdout).not.toMatch(/^\s+(history|run|rollback|probe|gate|config)\s/m)
+    expect(r.stdout).toMatch(/^\s+run\s+Run a plan's children/m)
+    expect(r.stdout).toMatch(/^\s+history\s+Query the patch history/m)
+    expect(r.stdout).not.toMatch(/^\s+(rollback|probe|gate|config)\s/m)
   })
 
   it("--version prints the root package.json version", () => {

@@ -2,7 +2,7 @@
  * The durable patch history (SPEC §4.1–4.3, §4.5): content-addressed blobs, the journal of
  * intents, and PatchHistoryRecords with per-environment commit ordinals. This module owns the
  * service contract; the SQLite implementation lives in `HistoryStoreSqlite.ts`. It does not
- * own filesystem writes (the engine does) nor query views (a later module).
+ * own filesystem writes (the engine does) nor query views (`Views.ts`).
  *
  * @since 0.1.0
  */
@@ -16,6 +16,7 @@ import type {
   PatchHistoryRecord,
   RecordDraft,
   Sha256Hash,
+  ThreadId,
   TransactionId,
   TurnId
 } from "@forkjoin/schema"
@@ -84,6 +85,20 @@ export class HistoryStore extends Context.Service<HistoryStore, {
   readonly openIntents: (environmentId: EnvironmentId) => Effect.Effect<ReadonlyArray<JournalIntent>, StoreError>
   /** Appends a record that has no intent (gaps, uncertain outcomes, provider aggregates). */
   readonly appendRecord: (draft: RecordDraft, committedAtMillis: number) => Effect.Effect<PatchHistoryRecord, StoreError>
+  /**
+   * Appends many intent-less records in ONE transaction (batched ingestion, bulk import), with
+   * consecutive ordinals in input order; all or nothing.
+   */
+  readonly appendRecords: (
+    drafts: ReadonlyArray<RecordDraft>,
+    committedAtMillis: number
+  ) => Effect.Effect<ReadonlyArray<PatchHistoryRecord>, StoreError>
+  /**
+   * Records a thread and its parent (the orchestrator calls it when it forks a child). Views
+   * scope a caller to its thread and descendants; an unregistered thread sees only itself.
+   * Idempotent for the same parent; a different parent or a cycle fails with `Constraint`.
+   */
+  readonly registerThread: (threadId: ThreadId, parentThreadId?: ThreadId) => Effect.Effect<void, StoreError>
   /** Records of a transaction id, in commit order (e.g. to roll one back). */
   readonly recordsByTransaction: (
     environmentId: EnvironmentId,

@@ -16,19 +16,23 @@
  *   record_json, UNIQUE(environment_id, commit_ordinal))`, indexed for thread, turn and
  *   transaction lookups. The columns are projections of `record_json`, which is the record.
  *
+ * Migration 2 (history views): `threads(thread_id PK, parent_thread_id, created_at)`;
+ * `records.exactness/provenance/verifies` (coverage without parsing JSON);
+ * `record_changes(environment_id, path, commit_ordinal, thread_id, move_from)` (one row per
+ * change: file history and move following); `provider_events(record_id PK, format, payload)`
+ * (the raw provider event an aggregate record was ingested from).
+ *
  * @since 0.1.0
  */
 import {
   type EnvironmentId,
   JournalIntentFromJson,
   type JournalIntent,
-  PatchHistoryRecord,
-  PatchHistoryRecordFromJson,
   type RecordDraft,
+  type ThreadId,
   type Sha256Hash,
   type TransactionId,
   type TurnId,
-  type UtcTimestamp,
   utcTimestampFromMillis
 } from "@forkjoin/schema"
 import * as Clock from "effect/Clock"
@@ -36,8 +40,19 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { createHash } from "node:crypto"
 import { HistoryStore, StoreError, type Usage } from "./HistoryStore.ts"
+import {
+  checkDraft,
+  decodeRecordRow,
+  insertRecord,
+  messageOf,
+  prepareRecord,
+  prepareRecordSync,
+  type RecordRow,
+  recordOf,
+  sha256,
+  SQL as RECORD_SQL
+} from "./internal/records.ts"
 import { type Connection, type Migration, Sqlite, type SqliteOptions } from "./Sqlite.ts"
 
 // -------------------------------------------------------------------------------------
@@ -85,6 +100,48 @@ const migrations: ReadonlyArray<Migration> = [
         CREATE INDEX records_turn ON records (environment_id, turn_id, commit_ordinal);
         CREATE INDEX records_transaction ON records (environment_id, transaction_id, commit_ordinal);
       `)
+  },
+  {
+    version: 2,
+    name: "threads, record columns for coverage, per-path change index, provider events",
+    up: (c) =>
+      c.exec(`
+        CREATE TABLE threads (
+          thread_id        TEXT PRIMARY KEY,
+          parent_thread_id TEXT,
+          created_at       TEXT NOT NULL
+        );
+        CREATE INDEX threads_parent ON threads (parent_thread_id) WHERE parent_thread_id IS NOT NULL;
+        ALTER TABLE records ADD COLUMN exactness TEXT;
+        ALTER TABLE records ADD COLUMN provenance TEXT;
+        ALTER TABLE records ADD COLUMN verifies TEXT;
+        UPDATE records SET
+          exactness = json_extract(record_json, '$.exactness'),
+          provenance = json_extract(record_json, '$.provenance'),
+          verifies = json_extract(record_json, '$.links.verifies');
+        CREATE INDEX records_verifies ON records (verifies) WHERE verifies IS NOT NULL;
+        CREATE TABLE record_changes (
+          environment_id TEXT NOT NULL,
+          path           TEXT NOT NULL,
+          commit_ordinal INTEGER NOT NULL,
+          thread_id      TEXT NOT NULL,
+          move_from      TEXT,
+          PRIMARY KEY (environment_id, path, commit_ordinal)
+        ) WITHOUT ROWID;
+        CREATE INDEX record_changes_moved_in ON record_changes (environment_id, path, commit_ordinal)
+          WHERE move_from IS NOT NULL;
+        CREATE INDEX record_changes_moved_out ON record_changes (environment_id, move_from, commit_ordinal)
+          WHERE move_from IS NOT NULL;
+        INSERT INTO record_changes (environment_id, path, commit_ordinal, thread_id, move_from)
+          SELECT r.environment_id, json_extract(c.value, '$.path'), r.commit_ordinal, r.thread_id,
+                 json_extract(c.value, '$.moveFrom')
+          FROM records r, json_each(r.record_json, '$.changes') c;
+        CREATE TABLE provider_events (
+          record_id TEXT PRIMARY KEY REFERENCES records (record_id),
+          format    TEXT NOT NULL,
+          payload   TEXT NOT NULL
+        );
+      `)
   }
 ]
 
@@ -93,7 +150,6 @@ const migrations: ReadonlyArray<Migration> = [
 // -------------------------------------------------------------------------------------
 
 const SQL = {
-  insertBlob: "INSERT OR IGNORE INTO blobs (hash, size, bytes) VALUES (?, ?, ?)",
   hasBlob: "SELECT 1 AS present FROM blobs WHERE hash = ?",
   getBlob: "SELECT size, bytes FROM blobs WHERE hash = ?",
   insertIntent: "INSERT INTO intents (intent_id, environment_id, transaction_id, status, created_at, intent_json) " +
@@ -101,10 +157,6 @@ const SQL = {
   intentState: "SELECT environment_id, transaction_id, status FROM intents WHERE intent_id = ?",
   closeIntent: "UPDATE intents SET status = ?, closed_at = ?, note = ? WHERE intent_id = ? AND status = 'open'",
   openIntents: "SELECT intent_json FROM intents WHERE environment_id = ? AND status = 'open' ORDER BY created_at, rowid",
-  nextOrdinal: "SELECT COALESCE(MAX(commit_ordinal), 0) + 1 AS next FROM records WHERE environment_id = ?",
-  insertRecord: "INSERT INTO records (record_id, intent_id, environment_id, commit_ordinal, thread_id, turn_id, " +
-    "transaction_id, committed_at, outcome, bytes_written, files_written, record_json) " +
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   recordsByTransaction: "SELECT record_id, commit_ordinal, record_json FROM records " +
     "WHERE environment_id = ? AND transaction_id = ? ORDER BY commit_ordinal",
   recordsAfter: "SELECT record_id, commit_ordinal, record_json FROM records " +
@@ -112,7 +164,11 @@ const SQL = {
   usageOfTurn: "SELECT COALESCE(SUM(bytes_written), 0) AS bytes, COALESCE(SUM(files_written), 0) AS files " +
     "FROM records WHERE environment_id = ? AND turn_id = ? AND outcome = 'applied'",
   usageOfEnvironment: "SELECT COALESCE(SUM(bytes_written), 0) AS bytes, COALESCE(SUM(files_written), 0) AS files " +
-    "FROM records WHERE environment_id = ? AND outcome = 'applied'"
+    "FROM records WHERE environment_id = ? AND outcome = 'applied'",
+  threadOf: "SELECT parent_thread_id FROM threads WHERE thread_id = ?",
+  insertThread: "INSERT INTO threads (thread_id, parent_thread_id, created_at) VALUES (?, ?, ?)",
+  isAncestorOf: "WITH RECURSIVE up(t) AS (SELECT ? UNION SELECT parent_thread_id FROM threads JOIN up ON thread_id = up.t " +
+    "WHERE parent_thread_id IS NOT NULL) SELECT 1 AS found FROM up WHERE t = ? LIMIT 1"
 } as const
 
 interface IntentStateRow {
@@ -121,130 +177,12 @@ interface IntentStateRow {
   readonly status: string
 }
 
-interface RecordRow {
-  readonly record_id: string
-  readonly commit_ordinal: number
-  readonly record_json: string
-}
-
 // -------------------------------------------------------------------------------------
 // encoding
 // -------------------------------------------------------------------------------------
 
-const encodeRecord = Schema.encodeSync(PatchHistoryRecord)
-const decodeRecordJson = Schema.decodeUnknownSync(PatchHistoryRecordFromJson)
 const encodeIntentJson = Schema.encodeSync(JournalIntentFromJson)
 const decodeIntentJson = Schema.decodeUnknownSync(JournalIntentFromJson)
-
-const sha256 = (bytes: Uint8Array): Sha256Hash =>
-  `sha256:${createHash("sha256").update(bytes).digest("hex")}` as Sha256Hash
-
-const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
-
-/** The record a draft becomes, fields in schema order (so the JSON is in schema order too). */
-const recordOf = (draft: RecordDraft, commitOrdinal: number, committedAt: UtcTimestamp): PatchHistoryRecord => ({
-  schemaVersion: 1,
-  recordId: draft.recordId,
-  threadId: draft.threadId,
-  turnId: draft.turnId,
-  invocationId: draft.invocationId,
-  environmentId: draft.environmentId,
-  transactionId: draft.transactionId,
-  commitOrdinal,
-  committedAt,
-  authority: draft.authority,
-  provenance: draft.provenance,
-  exactness: draft.exactness,
-  outcome: draft.outcome,
-  changes: draft.changes,
-  directoryEffects: draft.directoryEffects,
-  warnings: draft.warnings,
-  links: draft.links
-})
-
-/** A draft ready to insert: validated (with a placeholder ordinal) and pre-encoded. */
-interface PreparedRecord {
-  readonly draft: RecordDraft
-  readonly committedAt: UtcTimestamp
-  readonly encoded: typeof PatchHistoryRecord.Encoded
-  readonly bytesWritten: number
-  readonly filesWritten: number
-}
-
-/**
- * Validates outside the write lock: the real ordinal is only known inside the transaction, but
- * any positive integer is valid, so validating with ordinal 1 proves the final record valid.
- */
-const prepareRecord = (
-  operation: string,
-  draft: RecordDraft,
-  committedAtMillis: number
-): Effect.Effect<PreparedRecord, StoreError> =>
-  Effect.suspend(() => {
-    try {
-      const committedAt = utcTimestampFromMillis(committedAtMillis)
-      const encoded = encodeRecord(recordOf(draft, 1, committedAt))
-      let bytesWritten = 0
-      for (const change of draft.changes) bytesWritten += change.after?.bytes ?? 0
-      return Effect.succeed({ draft, committedAt, encoded, bytesWritten, filesWritten: draft.changes.length })
-    } catch (e) {
-      return Effect.fail(
-        new StoreError({ operation, reason: "Schema", detail: `the record draft is invalid: ${messageOf(e)}`, cause: e })
-      )
-    }
-  })
-
-/** Inserts a prepared record with the environment's next ordinal; returns the ordinal. */
-const insertRecord = (c: Connection, prepared: PreparedRecord, intentId: string | null): number => {
-  const { draft } = prepared
-  const next = c.get<{ readonly next: number }>(SQL.nextOrdinal, draft.environmentId)!.next
-  c.run(
-    SQL.insertRecord,
-    draft.recordId,
-    intentId,
-    draft.environmentId,
-    next,
-    draft.threadId,
-    draft.turnId,
-    draft.transactionId,
-    prepared.committedAt,
-    draft.outcome,
-    prepared.bytesWritten,
-    prepared.filesWritten,
-    JSON.stringify({ ...prepared.encoded, commitOrdinal: next })
-  )
-  return next
-}
-
-/** Decodes a record row; anything that does not decode, or disagrees with its columns, is corrupt. */
-const decodeRecordRow = (operation: string, row: RecordRow): PatchHistoryRecord => {
-  let record: PatchHistoryRecord
-  try {
-    record = decodeRecordJson(row.record_json)
-  } catch (e) {
-    let parses = true
-    try {
-      JSON.parse(row.record_json)
-    } catch {
-      parses = false
-    }
-    throw new StoreError({
-      operation,
-      reason: parses ? "Schema" : "Corrupt",
-      detail: `record ${row.record_id} does not decode: ${messageOf(e)}`,
-      cause: e
-    })
-  }
-  if (record.recordId !== row.record_id || record.commitOrdinal !== row.commit_ordinal) {
-    throw new StoreError({
-      operation,
-      reason: "Corrupt",
-      detail: `record ${row.record_id} (ordinal ${row.commit_ordinal}) disagrees with its JSON ` +
-        `(${record.recordId}, ordinal ${record.commitOrdinal})`
-    })
-  }
-  return record
-}
 
 /** Checks that an intent exists and is open; it must belong to the draft's environment and transaction. */
 const requireOpenIntent = (
@@ -291,7 +229,7 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     const hashes = blobs.map(sha256)
     if (blobs.length === 0) return hashes
     yield* sql.transaction("HistoryStore.putBlobs", (c) => {
-      blobs.forEach((bytes, i) => c.run(SQL.insertBlob, hashes[i]!, bytes.byteLength, bytes))
+      blobs.forEach((bytes, i) => c.run(RECORD_SQL.insertBlob, hashes[i]!, bytes.byteLength, bytes))
     })
     return hashes
   })
@@ -336,7 +274,7 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     // A draft that could never become a record must fail here, before the engine renames
     // anything, not at commit time with the files already in place.
     yield* Effect.try({
-      try: () => encodeRecord(recordOf(intent.draft, 1, intent.createdAt)),
+      try: () => checkDraft(intent.draft, intent.createdAt),
       catch: (e) =>
         new StoreError({
           operation,
@@ -348,7 +286,7 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     const hashes = blobs.map(sha256)
     const given = new Set<string>(hashes)
     yield* sql.transaction(operation, (c) => {
-      blobs.forEach((bytes, i) => c.run(SQL.insertBlob, hashes[i]!, bytes.byteLength, bytes))
+      blobs.forEach((bytes, i) => c.run(RECORD_SQL.insertBlob, hashes[i]!, bytes.byteLength, bytes))
       // "After this returns, a crash can always be repaired": that needs every pre and post
       // content of the intent in the store, given now or stored earlier.
       for (const entry of intent.entries) {
@@ -416,6 +354,45 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     return recordOf(draft, ordinal, prepared.committedAt)
   })
 
+  const appendRecords = Effect.fnUntraced(function*(
+    drafts: ReadonlyArray<RecordDraft>,
+    committedAtMillis: number
+  ) {
+    const operation = "HistoryStore.appendRecords"
+    if (drafts.length === 0) return []
+    const prepared = yield* Effect.try({
+      try: () => drafts.map((d) => prepareRecordSync(operation, d, committedAtMillis)),
+      catch: (e) => e as StoreError
+    })
+    const ordinals = yield* sql.transaction(operation, (c) => prepared.map((p) => insertRecord(c, p, null)))
+    return prepared.map((p, i) => recordOf(p.draft, ordinals[i]!, p.committedAt))
+  })
+
+  const registerThread = Effect.fnUntraced(function*(threadId: ThreadId, parentThreadId?: ThreadId) {
+    const operation = "HistoryStore.registerThread"
+    const createdAt = utcTimestampFromMillis(yield* Clock.currentTimeMillis)
+    const parent = parentThreadId ?? null
+    yield* sql.transaction(operation, (c) => {
+      if (parent === threadId) {
+        throw new StoreError({ operation, reason: "Constraint", detail: `thread ${threadId} cannot be its own parent` })
+      }
+      const existing = c.get<{ readonly parent_thread_id: string | null }>(SQL.threadOf, threadId)
+      if (existing !== undefined) {
+        if (existing.parent_thread_id === parent) return
+        throw new StoreError({
+          operation,
+          reason: "Constraint",
+          detail: `thread ${threadId} is already registered with parent ${existing.parent_thread_id ?? "(none)"}`
+        })
+      }
+      // A new thread has no children yet, but its parent chain must not already contain it.
+      if (parent !== null && c.get(SQL.isAncestorOf, parent, threadId) !== undefined) {
+        throw new StoreError({ operation, reason: "Constraint", detail: `registering ${threadId} under ${parent} makes a cycle` })
+      }
+      c.run(SQL.insertThread, threadId, parent, createdAt)
+    })
+  })
+
   const recordsByTransaction = Effect.fnUntraced(function*(
     environmentId: EnvironmentId,
     transactionId: TransactionId
@@ -456,6 +433,8 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     closeIntent,
     openIntents,
     appendRecord,
+    appendRecords,
+    registerThread,
     recordsByTransaction,
     recordsAfter,
     usage

@@ -3,7 +3,7 @@
  * corrupt rows, lock contention in one process, and four processes committing at once.
  */
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
-import { layerSqlite } from "@forkjoin/history/HistoryStoreSqlite"
+import { layerSqlite, sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
 import { Sqlite } from "@forkjoin/history/Sqlite"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
@@ -102,7 +102,33 @@ describe("HistoryStoreSqlite", () => {
         Effect.flatMap(HistoryStore, (store) => store.commitIntent(open.intent.intentId, open.draft, MILLIS))
       )
       assert.strictEqual(second.commitOrdinal, 2)
+      assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 2)
+    }))
+
+  it.effect("migration 2 backfills threads-era columns and the per-path change index from version-1 rows", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      const env = freshEnvironment()
+      const p = planned({ environmentId: env, files: [{ path: "a/b.txt", before: "x\n", after: "y\n" }] })
+      yield* Effect.gen(function*() {
+        const sql = yield* Sqlite
+        yield* sql.run("test", (c) =>
+          c.run(
+            "INSERT INTO records (record_id, intent_id, environment_id, commit_ordinal, thread_id, turn_id, transaction_id, " +
+              "committed_at, outcome, bytes_written, files_written, record_json) VALUES (?, NULL, ?, 1, 'thread-1', 'turn-1', ?, " +
+              "'2026-11-29T12:00:00.000Z', 'applied', 2, 1, ?)",
+            p.draft.recordId,
+            env,
+            p.draft.transactionId,
+            JSON.stringify({ schemaVersion: 1, ...p.draft, commitOrdinal: 1, committedAt: "2026-11-29T12:00:00.000Z" })
+          ))
+      }).pipe(Effect.provide(Sqlite.layer(file, { migrations: sqliteOptions().migrations!.slice(0, 1) })))
       assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 1)
+      yield* withStore(file, Effect.void)
+      const row = raw(file, (db) => db.prepare("SELECT exactness, provenance, verifies FROM records").get())
+      assert.deepStrictEqual(row, { exactness: "exact", provenance: "native_engine", verifies: null })
+      const changes = raw(file, (db) => db.prepare("SELECT environment_id, path, commit_ordinal, thread_id, move_from FROM record_changes").all())
+      assert.deepStrictEqual(changes, [{ environment_id: env, path: "a/b.txt", commit_ordinal: 1, thread_id: "thread-1", move_from: null }])
     }))
 
   it.effect("refuses a database with a newer schema version, clearly", () =>
@@ -113,7 +139,7 @@ describe("HistoryStoreSqlite", () => {
       const error = yield* Effect.flip(withStore(file, Effect.void))
       assert.strictEqual(error.reason, "Schema")
       assert.include(error.message, "schema version 7")
-      assert.include(error.message, "newer than this forkjoin supports (1)")
+      assert.include(error.message, "newer than this forkjoin supports (2)")
       // Refusing must not touch the database.
       assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 7)
     }))

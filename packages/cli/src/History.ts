@@ -1,0 +1,382 @@
+/**
+ * `forkjoin history ...`: the history views (timeline, turn, diff, file) of a workspace's
+ * patch history. This module owns the request shape after flag parsing, opening the
+ * workspace's database, and rendering pages for humans and as JSON; the views themselves
+ * live in `@forkjoin/history/Views`.
+ *
+ * @since 0.1.0
+ */
+import { environmentIdOf } from "@forkjoin/engine/Engine"
+import type { StoreError } from "@forkjoin/history/HistoryStore"
+import { exportThread } from "@forkjoin/history/GitExport"
+import { sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
+import { Sqlite } from "@forkjoin/history/Sqlite"
+import { type IngestError, ProviderAggregates, type ProviderFormat } from "@forkjoin/history/ProviderAggregates"
+import { HistoryViews, type ViewError } from "@forkjoin/history/Views"
+import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
+import {
+  DiffPage,
+  FilePage,
+  type RecordDiffFile,
+  TimelinePage,
+  TurnPage
+} from "@forkjoin/schema/HistoryViews"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { resolveWorkspace, UsageError } from "./Apply.ts"
+
+// -------------------------------------------------------------------------------------
+// models
+// -------------------------------------------------------------------------------------
+
+/**
+ * A history command that could not answer: a stable snake_case `code` and a message that
+ * says what to do. The CLI exits 1.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class HistoryCommandError extends Schema.TaggedError<HistoryCommandError>()("HistoryCommandError", {
+  code: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
+ * Flags every history command shares.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface HistoryTarget {
+  readonly workspace: string
+  readonly db?: string | undefined
+  /** The caller's thread (default `cli`, as `forkjoin apply` records). */
+  readonly thread?: string | undefined
+}
+
+/**
+ * Paging flags.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Paging {
+  readonly cursor?: string | undefined
+  readonly limit?: number | undefined
+  readonly maxBytes?: number | undefined
+}
+
+/**
+ * One view request after flag parsing.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ViewRequest =
+  | { readonly view: "timeline"; readonly of?: string | undefined; readonly turn?: string | undefined; readonly descendants: boolean }
+  | { readonly view: "turn"; readonly turn: string }
+  | { readonly view: "diff"; readonly recordId: string; readonly maxLines?: number | undefined }
+  | { readonly view: "file"; readonly path: string; readonly detectGaps: boolean }
+
+/**
+ * A page of any view, tagged with the view's name.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ViewResult =
+  | { readonly view: "timeline"; readonly page: TimelinePage }
+  | { readonly view: "turn"; readonly page: TurnPage }
+  | { readonly view: "diff"; readonly page: DiffPage }
+  | { readonly view: "file"; readonly page: FilePage }
+
+const CODES: Record<ViewError["reason"], string> = {
+  NotVisible: "not_visible",
+  NotFound: "not_found",
+  PathRefused: "path_refused",
+  InvalidCursor: "invalid_cursor",
+  InvalidRequest: "invalid_request"
+}
+
+// -------------------------------------------------------------------------------------
+// effectful shell
+// -------------------------------------------------------------------------------------
+
+/**
+ * The workspace's real root, its database file (which must exist: views never create one)
+ * and its environment id.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const openTarget = (target: HistoryTarget, options?: { readonly create?: boolean }) =>
+  Effect.gen(function*() {
+    const root = yield* resolveWorkspace(target.workspace)
+    const db = target.db ?? path.join(root, ".forkjoin", "history.db")
+    if (options?.create !== true && !fs.existsSync(db)) {
+      return yield* new HistoryCommandError({
+        code: "no_history",
+        message: `no patch history at ${db}: nothing was recorded in this workspace yet (run 'forkjoin apply'), ` +
+          "or pass --db FILE"
+      })
+    }
+    return { root, db, environmentId: environmentIdOf(root), caller: target.thread ?? "cli" }
+  })
+
+/**
+ * Maps view and store failures to `HistoryCommandError` codes.
+ *
+ * @category error handling
+ * @since 0.1.0
+ */
+export const toCommandError = (e: ViewError | StoreError | HistoryCommandError | UsageError) =>
+  e._tag === "ViewError"
+    ? new HistoryCommandError({ code: CODES[e.reason], message: e.detail })
+    : e._tag === "StoreError"
+    ? new HistoryCommandError({ code: "store_failed", message: `the history database could not be read: ${e.message}` })
+    : e
+
+/**
+ * Runs one view against the workspace's history.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const view = Effect.fn("History.view")(function*(target: HistoryTarget, paging: Paging, request: ViewRequest) {
+  const t = yield* openTarget(target)
+  const base = { caller: t.caller, cursor: paging.cursor, limit: paging.limit, maxBytes: paging.maxBytes }
+  return yield* Effect.gen(function*() {
+    const views = yield* HistoryViews
+    switch (request.view) {
+      case "timeline":
+        return {
+          view: "timeline",
+          page: yield* views.timeline({ ...base, thread: request.of, turn: request.turn, descendants: request.descendants })
+        } as const
+      case "turn":
+        return { view: "turn", page: yield* views.turn({ ...base, turn: request.turn }) } as const
+      case "diff":
+        return { view: "diff", page: yield* views.diff({ ...base, recordId: request.recordId, maxLines: request.maxLines }) } as const
+      case "file":
+        return {
+          view: "file",
+          page: yield* views.file({ ...base, path: request.path, detectGaps: request.detectGaps })
+        } as const
+    }
+  }).pipe(
+    Effect.provide(HistoryViews.layerWithStore(t.db, { environmentId: t.environmentId, root: t.root })),
+    Effect.mapError(toCommandError)
+  )
+})
+
+// -------------------------------------------------------------------------------------
+// rendering
+// -------------------------------------------------------------------------------------
+
+const PAGE_SCHEMAS = { timeline: TimelinePage, turn: TurnPage, diff: DiffPage, file: FilePage } as const
+
+/**
+ * The `--json` line of a page: `{"ok":true,"view":...,"items":[...],"coverage":{...},
+ * "truncated":...,"nextCursor":...,"caps":{...}}`.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderJson = (result: ViewResult): string =>
+  JSON.stringify({
+    ok: true,
+    view: result.view,
+    ...(Schema.encodeSync(PAGE_SCHEMAS[result.view] as Schema.Codec<unknown, object>)(result.page))
+  }) + "\n"
+
+/**
+ * The `--json` line of a failure.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderErrorJson = (e: HistoryCommandError): string =>
+  JSON.stringify({ ok: false, error: { code: e.code, message: e.message } }) + "\n"
+
+const letter = (kind: string) => (kind === "add" ? "A" : kind === "delete" ? "D" : kind === "move" ? "R" : "M")
+
+const footer = (page: { coverage: TimelinePage["coverage"]; truncated: boolean; nextCursor: string | null; caps: TimelinePage["caps"] }) => {
+  const c = page.coverage
+  const lines = [
+    `coverage: ${c.records} records — ${c.exact} exact, ${c.partial} partial, ${c.uncertain} uncertain; ` +
+    `${c.gaps} gaps; ${c.providerAggregates} provider aggregates (${c.verifiedAggregates} verified)`
+  ]
+  if (page.caps.limitClamped) lines.push(`limit clamped to ${page.caps.limit}`)
+  if (page.truncated) lines.push(`truncated: a cap was applied (max ${page.caps.maxBytes} bytes${page.caps.maxDiffLines === undefined ? "" : `, ${page.caps.maxDiffLines} diff lines`})`)
+  if (page.nextCursor !== null) lines.push(`more: --cursor ${page.nextCursor}`)
+  return lines.join("\n") + "\n"
+}
+
+const describeDiffFile = (f: RecordDiffFile): string => {
+  if (f.source === "unavailable") {
+    return `${letter(f.kind)} ${f.path}: content not recorded (no blobs, no provider event)\n`
+  }
+  const note = f.source === "provider_event" ? `# as described by the provider (not verified content)\n` : ""
+  return `${note}${f.diff}${f.truncated ? "# … diff truncated (cap reached)\n" : ""}`
+}
+
+/**
+ * Human text of a page: one line per item, then coverage, caps and the next cursor.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderText = (result: ViewResult): string => {
+  switch (result.view) {
+    case "timeline":
+      return result.page.items.map((r) =>
+        `#${r.commitOrdinal} ${r.committedAt} ${r.threadId}/${r.turnId} ${r.transactionId} ${r.exactness} ${r.outcome}` +
+        ` [${r.provenance}]: ${r.changes.map((c) => `${letter(c.kind)} ${c.moveFrom === undefined ? "" : `${c.moveFrom} -> `}${c.path}`).join(", ")}\n`
+      ).join("") + footer(result.page)
+    case "turn":
+      return result.page.items.map((i) =>
+        `${letter(i.kind)} ${i.moveFrom === undefined ? "" : `${i.moveFrom} -> `}${i.path} (${i.exactness}, ${i.records.length} records)\n`
+      ).join("") + footer(result.page)
+    case "diff":
+      return result.page.items.map(describeDiffFile).join("") + footer(result.page)
+    case "file":
+      return result.page.items.map((i) =>
+        `#${i.commitOrdinal} ${i.committedAt} ${i.threadId}/${i.turnId} ${i.recordId} ${letter(i.change.kind)} ` +
+        `${i.change.moveFrom === undefined ? "" : `${i.change.moveFrom} -> `}${i.change.path} ${i.exactness} ${i.outcome} [${i.provenance}]\n`
+      ).join("") + footer(result.page)
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// provider aggregates
+// -------------------------------------------------------------------------------------
+
+const INGEST_CODES: Record<IngestError["reason"], string> = {
+  Malformed: "malformed_event",
+  PathRefused: "path_refused",
+  Conflict: "event_id_conflict",
+  NotFound: "not_found",
+  NotAggregate: "not_an_aggregate"
+}
+
+const fromIngest = (e: IngestError | StoreError | HistoryCommandError | UsageError) =>
+  e._tag === "IngestError"
+    ? new HistoryCommandError({ code: INGEST_CODES[e.reason], message: e.detail })
+    : e._tag === "StoreError"
+    ? new HistoryCommandError({ code: "store_failed", message: `the history database could not be used: ${e.message}` })
+    : e
+
+/**
+ * One `history ingest` invocation: the event file (`-` for stdin) and its format, the
+ * thread and turn it belongs to, an optional provider id, and whether to verify at once.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface IngestCommand {
+  readonly format: ProviderFormat
+  readonly file: string
+  readonly turn?: string | undefined
+  readonly id?: string | undefined
+  readonly verify: boolean
+}
+
+const readEvent = (file: string): Effect.Effect<string, UsageError> =>
+  Effect.try({
+    try: () => fs.readFileSync(file === "-" ? 0 : file, "utf8"),
+    catch: (e) =>
+      new UsageError({ message: `cannot read event file '${file}' (${e instanceof Error ? e.message : String(e)}); pass a readable file or '-'` })
+  })
+
+/**
+ * Ingests one provider event (and verifies it against the workspace with `verify`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const ingest = Effect.fn("History.ingest")(function*(target: HistoryTarget, command: IngestCommand) {
+  const text = yield* readEvent(command.file)
+  const t = yield* openTarget(target, { create: true })
+  return yield* Effect.gen(function*() {
+    const pa = yield* ProviderAggregates
+    const record = yield* pa.ingest({ format: command.format, text, threadId: t.caller, turnId: command.turn ?? "cli", id: command.id })
+    const verification = command.verify ? yield* pa.verify(record.recordId) : undefined
+    return { record, verification }
+  }).pipe(
+    Effect.provide(ProviderAggregates.layerSqlite(t.db, { environmentId: t.environmentId, root: t.root })),
+    Effect.mapError(fromIngest)
+  )
+})
+
+/**
+ * Verifies an ingested aggregate against the workspace; returns the verification record.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const verify = Effect.fn("History.verify")(function*(target: HistoryTarget, recordId: string) {
+  const t = yield* openTarget(target)
+  return yield* Effect.flatMap(ProviderAggregates, (pa) => pa.verify(recordId)).pipe(
+    Effect.provide(ProviderAggregates.layerSqlite(t.db, { environmentId: t.environmentId, root: t.root })),
+    Effect.mapError(fromIngest)
+  )
+})
+
+const encodeRecord = Schema.encodeSync(PatchHistoryRecord)
+
+/**
+ * The `--json` line of an ingestion: `{"ok":true,"record":{...},"verification":{...}?}`.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderIngestJson = (r: { readonly record: PatchHistoryRecord; readonly verification?: PatchHistoryRecord | undefined }) =>
+  JSON.stringify({
+    ok: true,
+    record: encodeRecord(r.record),
+    ...(r.verification === undefined ? {} : { verification: encodeRecord(r.verification) })
+  }) + "\n"
+
+/**
+ * Human text of an ingested or verification record.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderRecordLine = (label: string, r: PatchHistoryRecord): string =>
+  `${label} ${r.recordId} (${r.authority}, ${r.exactness}, ${r.transactionId}): ` +
+  `${r.changes.map((c) => `${letter(c.kind)} ${c.moveFrom === undefined ? "" : `${c.moveFrom} -> `}${c.path}`).join(", ")}\n` +
+  r.warnings.map((w) => `  warning[${w.code}]: ${w.message}\n`).join("")
+
+// -------------------------------------------------------------------------------------
+// git export
+// -------------------------------------------------------------------------------------
+
+/**
+ * Exports the caller's thread (`--thread`) to `refs/forkjoin/<thread>` in `gitDir`
+ * (default: the workspace's `.git` directory when it has one, else a bare repository at
+ * `<workspace>/.forkjoin/git`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const exportGit = Effect.fn("History.exportGit")(function*(target: HistoryTarget, gitDir: string | undefined) {
+  const t = yield* openTarget(target)
+  const dotGit = path.join(t.root, ".git")
+  const gitdir = gitDir !== undefined
+    ? path.resolve(gitDir)
+    : fs.existsSync(path.join(dotGit, "HEAD"))
+    ? dotGit
+    : path.join(t.root, ".forkjoin", "git")
+  const result = yield* exportThread({ environmentId: t.environmentId, threadId: t.caller, gitdir }).pipe(
+    Effect.provide(Sqlite.layer(t.db, sqliteOptions())),
+    Effect.mapError((e) =>
+      e._tag === "GitExportError"
+        ? new HistoryCommandError({ code: "git_export_failed", message: e.message })
+        : new HistoryCommandError({ code: "store_failed", message: `the history database could not be read: ${e.message}` })
+    )
+  )
+  return { ...result, gitdir }
+})

@@ -1,0 +1,119 @@
+/**
+ * `forkjoin run PLAN.json --export-only` end to end through the built bundle (issue 5): children
+ * stage in overlays and export changesets into their own artifact namespaces, results come in
+ * task order, exit codes 0/1/2, and every bad input gets a clear error while the workspace tree
+ * (hashed, `.forkjoin/` excluded) stays identical.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { buildCli, makeSandbox, removeSandboxes, runCli, workspaceTree, writeTree } from "./helpers.ts"
+
+beforeAll(buildCli)
+afterAll(removeSandboxes)
+
+const patchOf = (...body: ReadonlyArray<string>) => ["*** Begin Patch", ...body, "*** End Patch"].join("\n")
+
+const FILES = { "src/a/x.ts": "x\n", "src/a/y.ts": "y\n", "src/b/z.ts": "z\n", "README.md": "readme\n" }
+
+const setup = (plan: unknown) => {
+  const { dir, ws } = makeSandbox()
+  writeTree(ws, FILES)
+  const planFile = path.join(dir, "plan.json")
+  fs.writeFileSync(planFile, typeof plan === "string" ? plan : JSON.stringify(plan))
+  return { ws, planFile, before: workspaceTree(ws) }
+}
+
+const editTask = (id: string, scope: ReadonlyArray<string>, actions: ReadonlyArray<unknown>) => ({
+  id, mode: "transactional_write", writeScope: scope, maxAttempts: 1, timeoutMs: 60000, actions
+})
+
+describe("forkjoin run --export-only", () => {
+  it("runs children, exports changesets into per-child namespaces, in task order, workspace untouched", () => {
+    const plan = {
+      schemaVersion: 1,
+      autonomy: "bold",
+      tasks: [
+        editTask("edit-a", ["src/a"], [
+          { apply_patch: { patch: patchOf("*** Update File: src/a/x.ts", "@@", "-x", "+X") } },
+          { read_file: { path: "src/a/x.ts" } },
+          { apply_patch: { patch: patchOf("*** Update File: src/a/y.ts", "*** Move to: src/b/y.ts", "@@", "-y", "+Y") } },
+          { apply_patch: { patch: patchOf("*** Delete File: README.md") } },
+          { begin_batch: {} },
+          { apply_patch: { patch: patchOf("*** Add File: src/a/new.ts", "+new") } },
+          { finish: {} }
+        ]),
+        { id: "ro", mode: "read_only", actions: [{ list_dir: { path: "src" } }, { apply_patch: { patch: patchOf("*** Delete File: README.md") } }, { finish: {} }] },
+        editTask("edit-b", ["src/b"], [{ apply_patch: { patch: patchOf("*** Delete File: src/b/z.ts") } }, { finish: {} }])
+      ]
+    }
+    const { ws, planFile, before } = setup(plan)
+    const r = runCli(["run", planFile, "--workspace", ws, "--json", "--export-only"])
+    expect(r.stderr).toBe("")
+    expect(r.status).toBe(0)
+    const out = JSON.parse(r.stdout)
+    expect(out.results.map((c: any) => [c.id, c.status])).toEqual([["edit-a", "finished"], ["ro", "finished"], ["edit-b", "finished"]])
+    const a = out.results[0]
+    expect(a.observations.map((s: any) => s.observation.code ?? "ok")).toEqual([
+      "ok", "ok", "write_scope_violation", "write_scope_violation", "changeset_batch_control_rejected", "ok", "ok"
+    ])
+    expect(a.observations[1].observation.data.text).toBe("X\n")
+    expect(a.observations[2].observation.data.violatingPaths).toEqual(["src/b/y.ts"])
+    expect(a.changeset.entries.map((e: any) => [e.kind, e.path])).toEqual([["add", "src/a/new.ts"], ["update", "src/a/x.ts"]])
+    expect(out.results[1].observations[1].observation.code).toBe("analysis_only")
+    expect(out.results[1].changeset).toBeUndefined()
+    expect(out.results[2].changeset.entries.map((e: any) => [e.kind, e.path])).toEqual([["delete", "src/b/z.ts"]])
+    // Artifacts: each child's namespace under the run directory, with trace, changeset and blobs.
+    const nsA = path.join(ws, ".forkjoin", "runs", out.runId, "subagents", "edit-a")
+    expect(JSON.parse(fs.readFileSync(path.join(nsA, "changeset.json"), "utf8"))).toEqual(a.changeset)
+    expect(JSON.parse(fs.readFileSync(path.join(nsA, "trace.json"), "utf8"))).toHaveLength(7)
+    for (const h of a.changeset.blobs.hashes) expect(fs.existsSync(path.join(nsA, "blobs", "sha256", h.slice(7)))).toBe(true)
+    expect(fs.existsSync(path.join(ws, ".forkjoin", "runs", out.runId, "subagents", "ro", "changeset.json"))).toBe(false)
+    expect(workspaceTree(ws)).toEqual(before)
+  })
+
+  it("exits 1 when a child does not finish cleanly, and exports nothing for it", () => {
+    const { ws, planFile, before } = setup({
+      schemaVersion: 1,
+      tasks: [editTask("no-finish", ["src/a"], [{ apply_patch: { patch: patchOf("*** Update File: src/a/x.ts", "@@", "-x", "+X") } }])]
+    })
+    const r = runCli(["run", planFile, "--workspace", ws, "--json", "--export-only"])
+    expect(r.status).toBe(1)
+    const out = JSON.parse(r.stdout)
+    expect(out.results[0].status).toBe("driver_stopped")
+    expect(out.results[0].changeset).toBeUndefined()
+    expect(workspaceTree(ws)).toEqual(before)
+  })
+
+  const bad: ReadonlyArray<[string, unknown, RegExp]> = [
+    ["escaping scope", { schemaVersion: 1, tasks: [editTask("t", ["../x"], [])] }, /\$\.tasks\[0\]\.writeScope\[0\].*escapes/],
+    ["absolute scope", { schemaVersion: 1, tasks: [editTask("t", ["/etc"], [])] }, /\$\.tasks\[0\]\.writeScope\[0\].*absolute/],
+    ["empty scope on a mutating task", { schemaVersion: 1, tasks: [editTask("t", [], [])] }, /\$\.tasks\[0\]\.writeScope.*non-empty/],
+    ["scope on a read-only task", { schemaVersion: 1, tasks: [{ id: "t", mode: "read_only", writeScope: ["src"], actions: [] }] }, /\$\.tasks\[0\]\.writeScope.*read_only/],
+    ["unknown action name", { schemaVersion: 1, tasks: [editTask("t", ["src"], [{ finish: {} }, { rm_rf: {} }])] }, /\$\.tasks\[0\]\.actions\[1\].*unknown action "rm_rf"/],
+    ["wrong type", { schemaVersion: 1, tasks: [{ ...editTask("t", ["src"], []), maxAttempts: "2" }] }, /\$\.tasks\[0\]\.maxAttempts/],
+    ["excess property", { schemaVersion: 1, tasks: [{ ...editTask("t", ["src"], []), prompt2: 1 }] }, /\$\.tasks\[0\]\.prompt2/],
+    ["bad task id", { schemaVersion: 1, tasks: [editTask("../evil", ["src"], [])] }, /\$\.tasks\[0\]\.id.*TaskId/],
+    ["wrong schemaVersion", { schemaVersion: 2, tasks: [] }, /\$\.schemaVersion/],
+    ["not JSON", "{ nope", /at \$: not valid JSON/]
+  ]
+  for (const [name, plan, message] of bad) {
+    it(`refuses a plan with ${name} (exit 2, workspace identical)`, () => {
+      const { ws, planFile, before } = setup(plan)
+      const r = runCli(["run", planFile, "--workspace", ws, "--json", "--export-only"])
+      expect(r.status).toBe(2)
+      expect(r.stdout).toBe("")
+      expect(r.stderr).toMatch(message)
+      expect(workspaceTree(ws)).toEqual(before)
+      expect(fs.existsSync(path.join(ws, ".forkjoin", "runs"))).toBe(false)
+    })
+  }
+
+  it("refuses to run without --export-only (the join is not here yet)", () => {
+    const { ws, planFile, before } = setup({ schemaVersion: 1, tasks: [] })
+    const r = runCli(["run", planFile, "--workspace", ws])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain("orchestrator issue")
+    expect(workspaceTree(ws)).toEqual(before)
+  })
+})

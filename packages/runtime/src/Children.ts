@@ -1,0 +1,107 @@
+/**
+ * Runs a plan's children, export-only (no join yet): each task becomes a session —
+ * `transactional_write` → `changeset_export` confined to its write scope, `read_only` →
+ * `analysis_only` — driven by its scripted actions, with its own timeout and attempts. Children
+ * run concurrently (bounded) and results come back in task order whatever the completion
+ * order. Each child's trace and changeset (with its blobs) go to its own artifact namespace.
+ *
+ * Owns running children and writing their artifacts. Does not own joining changesets into the
+ * workspace (the orchestrator issue).
+ *
+ * @since 0.1.0
+ */
+import type { Engine } from "@forkjoin/engine/Engine"
+import type { ThreadId } from "@forkjoin/schema"
+import * as Effect from "effect/Effect"
+import * as path from "node:path"
+import { encodeAction } from "./Action.ts"
+import * as Artifacts from "./Artifacts.ts"
+import { BlobStore, type BlobStoreError } from "./BlobStore.ts"
+import { Driver, scripted, type Step } from "./Driver.ts"
+import type { RunPlan, Task } from "./RunPlan.ts"
+import * as Session from "./Session.ts"
+
+/**
+ * How a run is set up: its id, its artifact directory and the most children at once.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RunOptions {
+  readonly runId: string
+  readonly runDirectory: string
+  /** Children running at once (default 4). */
+  readonly concurrency?: number
+}
+
+/**
+ * One child's outcome: its last attempt's status and steps, and its changeset when it
+ * finished cleanly (JSON form), with where its artifacts are.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ChildResult {
+  readonly id: string
+  readonly status: Session.SessionStatus
+  readonly attempts: number
+  readonly observations: ReadonlyArray<Step>
+  readonly changeset?: unknown
+  readonly artifacts: string
+}
+
+/**
+ * The result of a run, children in task order.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RunResult {
+  readonly runId: string
+  readonly results: ReadonlyArray<ChildResult>
+}
+
+const runChild = (task: Task, options: RunOptions) =>
+  Effect.gen(function*() {
+    const namespace = yield* Artifacts.childDirectory(options.runDirectory, task.id)
+    const script = task.actions.map(encodeAction)
+    const threadId = `${options.runId}/${task.id}` as ThreadId
+    const sessionOptions: Session.SessionOptions = task.mode === "transactional_write"
+      ? { mode: "changeset_export", threadId, taskId: task.id, writeScope: task.writeScope!, timeoutMs: task.timeoutMs }
+      : { mode: "analysis_only", threadId, timeoutMs: task.timeoutMs }
+    let attempts = 0
+    let result: Session.SessionResult
+    do {
+      attempts += 1
+      // A fresh driver and view per attempt: a retried child starts from the shared workspace again.
+      result = yield* Session.run(sessionOptions).pipe(
+        Effect.provideService(Driver, scripted(script)),
+        Effect.provide(BlobStore.layerDirectory(path.join(namespace, "blobs")))
+      )
+    } while (result.status !== "finished" && attempts < task.maxAttempts)
+    yield* Artifacts.writeJson(namespace, "trace.json", result.steps)
+    const changeset = result.changeset === undefined ? undefined : Session.encodeChangeset(result.changeset)
+    if (changeset !== undefined) yield* Artifacts.writeJson(namespace, "changeset.json", changeset)
+    return {
+      id: task.id,
+      status: result.status,
+      attempts,
+      observations: result.steps,
+      ...(changeset === undefined ? {} : { changeset }),
+      artifacts: namespace
+    } satisfies ChildResult
+  })
+
+/**
+ * Runs every task of `plan` as a child, export-only; the shared workspace is never written.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const runExportOnly = (
+  plan: RunPlan,
+  options: RunOptions
+): Effect.Effect<RunResult, Artifacts.ArtifactError | BlobStoreError, Engine> =>
+  Effect.forEach(plan.tasks, (task) => runChild(task, options), { concurrency: options.concurrency ?? 4 }).pipe(
+    Effect.map((results) => ({ runId: options.runId, results }))
+  )

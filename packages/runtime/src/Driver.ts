@@ -1,0 +1,63 @@
+/**
+ * Drivers produce a session's actions, one at a time, from the steps so far (SPEC §5). A
+ * driver's output is untrusted: the session decodes it (`Action.decodeAction`), so a model
+ * that invents an action gets an `unknown_action` observation instead of crashing anything.
+ * `ScriptedDriver` (a list of actions, or a pure function of the steps) is deterministic and
+ * is what tests, probes and plan files use; model-backed drivers implement the same service.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { Observation } from "./Action.ts"
+
+/**
+ * One action as the driver issued it (wire form, possibly invalid) and what it returned.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Step {
+  readonly action: unknown
+  readonly observation: Observation
+}
+
+/**
+ * The driver service: the next action, or `undefined` when it has nothing more to do (a
+ * session whose driver stops without a clean `finish` exports nothing).
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class Driver extends Context.Service<Driver, {
+  readonly next: (steps: ReadonlyArray<Step>) => Effect.Effect<unknown>
+}>()("forkjoin/runtime/Driver") {}
+
+/**
+ * A script: a fixed list of actions, or a pure function of the steps so far.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Script = ReadonlyArray<unknown> | ((steps: ReadonlyArray<Step>) => unknown)
+
+/**
+ * A deterministic driver over a script: a list yields its actions in order (one per step,
+ * whatever their outcome) and then `undefined`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const scripted = (script: Script): Driver["Service"] =>
+  Driver.of({
+    next: (steps) => Effect.sync(() => (typeof script === "function" ? script(steps) : script[steps.length]))
+  })
+
+/**
+ * `scripted` as a layer.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerScripted = (script: Script): Layer.Layer<Driver> => Layer.succeed(Driver, scripted(script))

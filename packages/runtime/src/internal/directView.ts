@@ -1,0 +1,159 @@
+/**
+ * The workspace view of a `direct` session: reads and listings of the live workspace through
+ * the engine's resolution rules, and model-managed batches staged in memory and committed as
+ * one engine transaction.
+ */
+import { Engine } from "@forkjoin/engine/Engine"
+import { type FileState, normalizeRelativePath, parsePatch, patchTargets, type Plan, type PlannedFile, planPatch } from "@forkjoin/patch"
+import { EngineError } from "@forkjoin/schema/EngineError"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { DirEntry } from "../Overlay.ts"
+import { compileGlob, DEFAULT_DENIED_GLOBS } from "./glob.ts"
+
+type Staged = { readonly _tag: "File"; readonly bytes: Uint8Array } | { readonly _tag: "Missing" }
+
+const MISSING: FileState = { _tag: "Missing" }
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0
+
+const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+const viewError = (code: EngineError["code"], p: string, message: string) =>
+  new EngineError({ code, stage: 3, paths: [p], message })
+
+/** Patches staged by an open batch: first-touch baselines and last staged states. */
+export interface Batch {
+  readonly base: Map<string, FileState>
+  readonly staged: Map<string, Staged>
+  patches: number
+}
+
+/** A fresh, empty batch. */
+export const emptyBatch = (): Batch => ({ base: new Map(), staged: new Map(), patches: 0 })
+
+const normalize = (raw: string) => {
+  const r = normalizeRelativePath(raw)
+  return Result.isSuccess(r) ? Effect.succeed(r.success) : Effect.fail(r.failure)
+}
+
+/** Reads `paths` as the batch sees them (staged, else the first-touch baseline via `Engine.read`). */
+const batchView = (engine: Engine["Service"], batch: Batch, paths: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const unknown = paths.filter((p) => !batch.base.has(p) && !batch.staged.has(p))
+    if (unknown.length > 0) {
+      const read = yield* engine.read(unknown)
+      for (const p of unknown) batch.base.set(p, read.get(p) ?? MISSING)
+    }
+    return new Map(paths.map((p) => [p, batch.staged.get(p) ?? batch.base.get(p) ?? MISSING] as const)) as ReadonlyMap<string, FileState>
+  })
+
+/** The bytes of a file in the live workspace, or in `batch` when one is open. */
+export const readFile = (engine: Engine["Service"], batch: Batch | undefined, raw: string) =>
+  Effect.gen(function*() {
+    const p = yield* normalize(raw)
+    const state = batch === undefined ? (yield* engine.read([p])).get(p) ?? MISSING : (yield* batchView(engine, batch, [p])).get(p)!
+    switch (state._tag) {
+      case "File":
+        return { path: p, bytes: state.bytes }
+      case "Missing":
+        return yield* viewError("target_missing", p, `'${p}' does not exist.`)
+      case "Directory":
+        return yield* viewError("unsupported_file_type", p, `'${p}' is a directory; list it with list_dir.`)
+      case "Other":
+        return yield* viewError("unsupported_file_type", p, `'${p}' is ${state.description}, not a regular file.`)
+    }
+  })
+
+/**
+ * The entries of a live directory (denied globs hidden, resolution checked by `Engine.read`
+ * first), overlaid with an open batch's staged files directly inside it.
+ */
+export const listDir = (engine: Engine["Service"], batch: Batch | undefined, raw: string) =>
+  Effect.gen(function*() {
+    const slashed = raw.replace(/\\/g, "/")
+    const isRoot = !slashed.startsWith("/") && slashed.split("/").every((s) => s === "" || s === ".")
+    const dir = isRoot ? "" : yield* normalize(raw)
+    const names = new Map<string, DirEntry["kind"]>()
+    const prefix = dir === "" ? "" : `${dir}/`
+    const stagedHere = batch === undefined ? [] : [...batch.staged].filter(([p]) => p.startsWith(prefix))
+    if (dir !== "") {
+      const state = (yield* engine.read([dir])).get(dir) ?? MISSING
+      if (state._tag === "File") return yield* viewError("unsupported_file_type", dir, `'${dir}' is a file; read it with read_file.`)
+      if (state._tag === "Other") return yield* viewError("unsupported_file_type", dir, `'${dir}' is ${state.description}.`)
+      if (state._tag === "Missing" && !stagedHere.some(([, s]) => s._tag === "File")) {
+        return yield* viewError("target_missing", dir, `Directory '${dir}' does not exist.`)
+      }
+    }
+    try {
+      for (const e of fs.readdirSync(path.join(engine.root, dir), { withFileTypes: true })) {
+        names.set(e.name, e.isFile() ? "file" : e.isDirectory() ? "directory" : e.isSymbolicLink() ? "symlink" : "other")
+      }
+    } catch (e) {
+      // A directory that exists only in the batch has no live listing.
+      if (!(typeof e === "object" && e !== null && "code" in e && e.code === "ENOENT")) {
+        return yield* viewError("path_invalid", dir === "" ? "." : dir, `Cannot list '${dir === "" ? "." : dir}' (${String(e)}).`)
+      }
+    }
+    for (const [p, s] of stagedHere) {
+      const rest = p.slice(prefix.length)
+      const slash = rest.indexOf("/")
+      if (slash === -1) {
+        if (s._tag === "File") names.set(rest, "file")
+        else names.delete(rest)
+      } else if (s._tag === "File") names.set(rest.slice(0, slash), "directory")
+    }
+    const denied = DEFAULT_DENIED_GLOBS.map((g) => compileGlob(g, true))
+    return {
+      path: dir === "" ? "." : dir,
+      entries: [...names]
+        .filter(([name]) => !denied.some((re) => re.test(prefix + name)))
+        .map(([name, kind]): DirEntry => ({ name, kind }))
+        .sort((a, b) => byCodeUnit(a.name, b.name))
+    }
+  })
+
+/**
+ * Plans a patch against the batch's view with the engine's pure core (profile `native`, no
+ * overwrite, as the default grant) and stages the result. Nothing touches the workspace.
+ */
+export const stagePatch = (engine: Engine["Service"], batch: Batch, text: string) =>
+  Effect.gen(function*() {
+    const parsed = parsePatch(text, { profile: "native" })
+    if (Result.isFailure(parsed)) return yield* parsed.failure
+    const targets = patchTargets(parsed.success)
+    if (Result.isFailure(targets)) return yield* targets.failure
+    const files = yield* batchView(engine, batch, targets.success)
+    const plan = planPatch(parsed.success, files, { profile: "native", allowOverwrite: false })
+    if (Result.isFailure(plan)) return yield* plan.failure
+    for (const f of plan.success.files) {
+      if (f.moveFrom !== undefined) batch.staged.set(f.moveFrom, { _tag: "Missing" })
+      batch.staged.set(f.path, f.after === undefined ? { _tag: "Missing" } : { _tag: "File", bytes: f.after })
+    }
+    batch.patches += 1
+    return plan.success
+  })
+
+/**
+ * The batch's net effect as one plan: per path, the first-touch baseline as `before` and the
+ * last staged state as `after`; unchanged paths drop. A move becomes a delete plus an add,
+ * which the engine checks and applies in the same transaction.
+ */
+export const netPlan = (batch: Batch): Plan => {
+  const files: Array<PlannedFile> = []
+  for (const [p, s] of [...batch.staged].sort(([a], [b]) => byCodeUnit(a, b))) {
+    const b = batch.base.get(p)
+    const before = b?._tag === "File" ? b.bytes : undefined
+    const after = s._tag === "File" ? s.bytes : undefined
+    if (before === undefined && after === undefined) continue
+    if (before !== undefined && after !== undefined && sameBytes(before, after)) continue
+    const kind = before === undefined ? "add" : after === undefined ? "delete" : "update"
+    files.push({ kind, path: p, before, after })
+  }
+  return {
+    files,
+    summary: files.map((f) => ({ status: f.kind === "add" ? "A" : f.kind === "delete" ? "D" : "M", path: f.path }))
+  }
+}

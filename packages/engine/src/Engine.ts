@@ -569,7 +569,7 @@ const make = (config: EngineConfig) =>
           }),
           createdDirectories: missingDirs.map((d) => relOf(d) as FileChange["path"]).filter((d) => !d.startsWith(".."))
         }
-        yield* store.openIntent(intent, blobs).pipe(
+        yield* store.openIntent(intent, blobs, blobs.map(hashOnce)).pipe(
           Effect.mapError((e) => storeFailure(7, paths, e, "Journaling the intent failed; nothing was written"))
         )
         const staged: Staged | EngineError = (() => {

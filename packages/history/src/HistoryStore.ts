@@ -64,7 +64,12 @@ export class HistoryStore extends Context.Service<HistoryStore, {
    * Durably writes an open intent and its blobs in ONE transaction (synchronous=FULL): after
    * this returns, a crash can always be repaired.
    */
-  readonly openIntent: (intent: JournalIntent, blobs: ReadonlyArray<Uint8Array>) => Effect.Effect<void, StoreError>
+  readonly openIntent: (
+    intent: JournalIntent,
+    blobs: ReadonlyArray<Uint8Array>,
+    /** The blobs' sha256, when the caller already computed them (trusted, same process). */
+    knownHashes?: ReadonlyArray<Sha256Hash>
+  ) => Effect.Effect<void, StoreError>
   /**
    * In ONE transaction: assigns the environment's next `commitOrdinal` (max + 1, no gaps, no
    * collisions across processes) and `committedAt`, inserts the record built from the draft,

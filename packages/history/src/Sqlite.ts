@@ -184,7 +184,11 @@ export class Sqlite extends Context.Service<Sqlite, {
    * While another process holds the lock, waits (without blocking the event loop) up to the
    * busy timeout, re-running `body` from scratch; then fails with `StoreError` reason `Busy`.
    */
-  readonly transaction: <A>(operation: string, body: (connection: Connection) => A) => Effect.Effect<A, StoreError>
+  readonly transaction: <A>(
+    operation: string,
+    body: (connection: Connection) => A,
+    options?: TransactionOptions
+  ) => Effect.Effect<A, StoreError>
 }>()("forkjoin/history/Sqlite") {
   /** Opens `file` (creating its directory) for the layer's lifetime. */
   static readonly layer = (file: string, options?: SqliteOptions): Layer.Layer<Sqlite, StoreError> =>
@@ -229,8 +233,8 @@ export const make = (file: string, options?: SqliteOptions): Effect.Effect<typeo
       file,
       schemaVersion,
       run: (operation, body) => attemptWithBusyRetry(operation, busyTimeoutMs, () => body(connection)),
-      transaction: (operation, body) =>
-        attemptWithBusyRetry(operation, busyTimeoutMs, () => inTransaction(db, connection, body))
+      transaction: (operation, body, options) =>
+        attemptWithBusyRetry(operation, busyTimeoutMs, () => inTransaction(db, connection, body, options?.durable ?? true))
     })
   })
 
@@ -317,21 +321,44 @@ const migrate = (
       if (current >= migration.version) return
       migration.up(connection)
       db.pragma(`user_version = ${migration.version}`)
-    })
+    }, true)
   }
   return userVersion(db)
 }
 
-const inTransaction = <A>(db: Database.Database, connection: Connection, body: (connection: Connection) => A): A => {
+const inTransaction = <A>(
+  db: Database.Database,
+  connection: Connection,
+  body: (connection: Connection) => A,
+  durable: boolean
+): A => {
   // Bodies are synchronous, so the only way to get here nested is a bug.
   if (db.inTransaction) throw new Error("Sqlite.transaction: nested transactions are not supported")
-  connection.run("BEGIN IMMEDIATE")
+  // All of this runs synchronously: no other statement can commit under the relaxed setting.
+  if (!durable) db.pragma("synchronous = NORMAL")
   try {
-    const result = body(connection)
-    connection.run("COMMIT")
-    return result
-  } catch (thrown) {
-    if (db.inTransaction) connection.run("ROLLBACK")
-    throw thrown
+    connection.run("BEGIN IMMEDIATE")
+    try {
+      const result = body(connection)
+      connection.run("COMMIT")
+      return result
+    } catch (thrown) {
+      if (db.inTransaction) connection.run("ROLLBACK")
+      throw thrown
+    }
+  } finally {
+    if (!durable) db.pragma("synchronous = FULL")
   }
+}
+
+/**
+ * Per-transaction options. `durable: false` commits without waiting for the disk
+ * (`synchronous = NORMAL` in WAL: safe against process crashes, not against power loss);
+ * only for writes that something durable already allows to be redone.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TransactionOptions {
+  readonly durable?: boolean
 }

@@ -53,6 +53,25 @@ describe("HistoryStoreSqlite", () => {
       assert.deepStrictEqual(pragmas, { journal: "wal", synchronous: 2, busy: 20, foreignKeys: 1 })
     }))
 
+  it.effect("a non-durable transaction commits at synchronous=NORMAL and restores FULL", () =>
+    Effect.gen(function*() {
+      const file = freshFile()
+      const seen = yield* Effect.gen(function*() {
+        const sql = yield* Sqlite
+        const inside = yield* sql.transaction("test", (c) => c.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous, {
+          durable: false
+        })
+        const durable = yield* sql.transaction("test", (c) => c.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous)
+        const after = yield* sql.run("test", (c) => c.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous)
+        const failing = yield* Effect.exit(sql.transaction("test", () => {
+          throw new Error("boom")
+        }, { durable: false }))
+        const afterFailure = yield* sql.run("test", (c) => c.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous)
+        return { inside, durable, after, failed: failing._tag === "Failure", afterFailure }
+      }).pipe(Effect.provide(Sqlite.layer(file)))
+      assert.deepStrictEqual(seen, { inside: 1, durable: 2, after: 2, failed: true, afterFailure: 2 })
+    }))
+
   it.effect("stores each blob once", () =>
     Effect.gen(function*() {
       const file = freshFile()

@@ -26,12 +26,20 @@ describe('import { openWorkspace } from "forkjoin"', () => {
       const r2 = await ws.applyPatch(patch("two", "three"), { threadId: "t", turnId: "u", profile: "codex" })
       let error
       try { await ws.applyPatch(patch("nope", "x"), { threadId: "t", turnId: "u" }) } catch (e) { error = e }
+      const timeline = await ws.history.timeline({ caller: "t" })
+      const file = await ws.history.file({ caller: "t", path: "a.txt" })
+      let viewError
+      try { await ws.history.file({ caller: "t", path: "../outside.txt" }) } catch (e) { viewError = e }
       await ws.close()
       console.log(JSON.stringify({
         ordinals: [r1.commitOrdinal, r2.commitOrdinal],
         transaction: r1.transactionId,
         typed: error instanceof EngineError && error instanceof Error,
-        code: error?.code, stage: error?.stage, paths: error?.paths
+        code: error?.code, stage: error?.stage, paths: error?.paths,
+        timeline: timeline.items.map((i) => i.commitOrdinal),
+        coverage: timeline.coverage,
+        fileItems: file.items.length,
+        viewError: viewError?._tag + ":" + viewError?.reason
       }))`
     const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: projectRoot, encoding: "utf8" })
     expect(run.status, run.stderr).toBe(0)
@@ -39,6 +47,10 @@ describe('import { openWorkspace } from "forkjoin"', () => {
     expect(out.ordinals).toEqual([1, 2])
     expect(out.transaction).toMatch(/^patch:[0-9a-f-]{36}$/)
     expect(out).toMatchObject({ typed: true, code: "context_not_found", stage: 5, paths: ["a.txt"] })
+    expect(out.timeline).toEqual([1, 2])
+    expect(out.coverage).toMatchObject({ exact: 2 })
+    expect(out.fileItems).toBe(2)
+    expect(out.viewError).toBe("ViewError:PathRefused")
     expect(fs.readFileSync(path.join(ws, "a.txt"), "utf8")).toBe("three\n")
   })
 })

@@ -5,15 +5,25 @@
  *
  * @since 0.1.0
  */
-import { layerSqlite } from "@forkjoin/history/HistoryStoreSqlite"
+import type { StoreError } from "@forkjoin/history/HistoryStore"
+import {
+  type DiffRequest,
+  type FileRequest,
+  HistoryViews,
+  type TimelineRequest,
+  type TurnRequest,
+  type ViewError
+} from "@forkjoin/history/Views"
 import type { Profile } from "@forkjoin/patch"
 import type { PatchHistoryRecord } from "@forkjoin/schema"
+import type { DiffPage, FilePage, TimelinePage, TurnPage } from "@forkjoin/schema/HistoryViews"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as fs from "node:fs"
 import * as path from "node:path"
-import { Engine, type EngineConfig, type Grant, Grants } from "./Engine.ts"
+import { Engine, type EngineConfig, environmentIdOf, type Grant, Grants } from "./Engine.ts"
 import type { RepairReport } from "./internal/repair.ts"
 
 export { EngineError }
@@ -58,6 +68,13 @@ export interface Workspace {
   applyPatch(text: string, options: ApplyOptions): Promise<PatchHistoryRecord>
   /** Runs startup repair again (it already ran on open). */
   repair(): Promise<RepairReport>
+  /** History views (SPEC §4.4); reject with a `ViewError` (`reason`) or `StoreError`. */
+  readonly history: {
+    timeline(request: TimelineRequest): Promise<TimelinePage>
+    turn(request: TurnRequest): Promise<TurnPage>
+    diff(request: DiffRequest): Promise<DiffPage>
+    file(request: FileRequest): Promise<FilePage>
+  }
   /** Releases the database and the workspace lock. */
   close(): Promise<void>
 }
@@ -71,9 +88,21 @@ export interface Workspace {
 export const openWorkspace = async (dir: string, options: OpenOptions = {}): Promise<Workspace> => {
   const root = path.resolve(dir)
   const db = options.db ?? path.join(root, ".forkjoin", "history.db")
-  const runtime = ManagedRuntime.make(Engine.layer({ ...options, root }).pipe(Layer.provide(layerSqlite(db))))
+  let real = root
+  try {
+    real = fs.realpathSync(root)
+  } catch {
+    // the engine reports a missing workspace with its own error
+  }
+  // One connection serves the engine's store and the views.
+  const storeAndViews = HistoryViews.layerWithStore(db, { environmentId: environmentIdOf(real), root: real })
+  const runtime = ManagedRuntime.make(Layer.merge(Engine.layer({ ...options, root }), storeAndViews).pipe(Layer.provide(storeAndViews)))
   const run = <A>(f: (e: Engine["Service"]) => Effect.Effect<A, EngineError>): Promise<A> =>
     runtime.runPromise(Engine.use(f)).catch((e: unknown) => {
+      throw unwrap(e)
+    })
+  const view = <A>(f: (v: HistoryViews["Service"]) => Effect.Effect<A, ViewError | StoreError>): Promise<A> =>
+    runtime.runPromise(HistoryViews.use(f)).catch((e: unknown) => {
       throw unwrap(e)
     })
   const info = await run((e) => Effect.succeed({ root: e.root, environmentId: e.environmentId }))
@@ -93,13 +122,16 @@ export const openWorkspace = async (dir: string, options: OpenOptions = {}): Pro
         })
       ),
     repair: () => run((e) => e.repair),
+    history: {
+      timeline: (request) => view((v) => v.timeline(request)),
+      turn: (request) => view((v) => v.turn(request)),
+      diff: (request) => view((v) => v.diff(request)),
+      file: (request) => view((v) => v.file(request))
+    },
     close: () => runtime.dispose()
   }
 }
 
-// runPromise rejects with a FiberFailure-like wrapper in some versions; surface the typed error.
-const unwrap = (e: unknown): unknown => {
-  if (e instanceof EngineError) return e
-  if (typeof e === "object" && e !== null && "cause" in e && e.cause instanceof EngineError) return e.cause
-  return e
-}
+// runPromise may reject with a wrapper around the failure; surface the typed error itself.
+const unwrap = (e: unknown): unknown =>
+  typeof e === "object" && e !== null && !("_tag" in e) && "cause" in e && e.cause instanceof Error ? e.cause : e

@@ -46,8 +46,9 @@ export class WorkspaceLock {
     this.db = new Database(file)
     // Never wait inside SQLite: that would block the event loop; we poll instead.
     this.db.pragma("busy_timeout = 0")
-    // The lock database never holds data: no rollback journal to create and delete per lock.
-    this.db.pragma("journal_mode = OFF")
+    // The lock database never holds data: no rollback journal file to create and delete per
+    // lock (OFF is refused in better-sqlite3's defensive mode; MEMORY is equivalent here).
+    this.db.pragma("journal_mode = MEMORY")
   }
 
   private tryBegin(): boolean {

@@ -8,21 +8,10 @@
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
-import * as Schema from "effect/Schema"
 import type { UsageError } from "./Apply.ts"
 import * as History from "./History.ts"
+import { CommandExit, EXIT_REJECTED, EXIT_USAGE, writeStderr, writeStdout } from "./internal/output.ts"
 
-/** A handler already printed its outcome; only the process exit code is left to set. */
-class HistoryExit extends Schema.TaggedError<HistoryExit>()("HistoryExit", {
-  exitCode: Schema.Number
-}) {
-  override readonly [Runtime.errorExitCode] = this.exitCode
-  override readonly [Runtime.errorReported] = false
-}
-
-const writeStdout = (text: string) => Effect.sync(() => process.stdout.write(text))
-const writeStderr = (text: string) => Effect.sync(() => process.stderr.write(text))
 
 const common = {
   workspace: Flag.String("workspace").pipe(Flag.withMetavar("DIR"), Flag.withDescription("Workspace root (required)")),
@@ -82,12 +71,12 @@ const runView = (name: string, input: Common, request: History.ViewRequest) =>
     Effect.catchTag("HistoryCommandError", (e) =>
       Effect.flatMap(
         input.json ? writeStdout(History.renderErrorJson(e)) : writeStderr(`error[${e.code}]: ${e.message}\n`),
-        () => Effect.fail(new HistoryExit({ exitCode: 1 }))
+        () => Effect.fail(new CommandExit({ exitCode: EXIT_REJECTED }))
       )),
     Effect.catchTag("UsageError", (e) =>
       Effect.flatMap(
         writeStderr(`error: ${e.message}\nRun 'forkjoin history ${name} --help' for usage.\n`),
-        () => Effect.fail(new HistoryExit({ exitCode: 2 }))
+        () => Effect.fail(new CommandExit({ exitCode: EXIT_USAGE }))
       ))
   )
 
@@ -159,12 +148,12 @@ const failWith = (name: string, json: boolean) => <A, R>(effect: Effect.Effect<A
     Effect.catchTag("HistoryCommandError", (e) =>
       Effect.flatMap(
         json ? writeStdout(History.renderErrorJson(e)) : writeStderr(`error[${e.code}]: ${e.message}\n`),
-        () => Effect.fail(new HistoryExit({ exitCode: 1 }))
+        () => Effect.fail(new CommandExit({ exitCode: EXIT_REJECTED }))
       )),
     Effect.catchTag("UsageError", (e) =>
       Effect.flatMap(
         writeStderr(`error: ${e.message}\nRun 'forkjoin history ${name} --help' for usage.\n`),
-        () => Effect.fail(new HistoryExit({ exitCode: 2 }))
+        () => Effect.fail(new CommandExit({ exitCode: EXIT_USAGE }))
       ))
   )
 

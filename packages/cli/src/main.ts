@@ -14,9 +14,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
-import * as Schema from "effect/Schema"
 import { EngineError, toBody } from "@forkjoin/schema/EngineError"
 import * as Apply from "./Apply.ts"
+import { CommandExit, EXIT_REJECTED, EXIT_USAGE, writeStderr, writeStdout } from "./internal/output.ts"
 import * as Run from "./Run.ts"
 import { history } from "./HistoryCommand.ts"
 
@@ -24,19 +24,6 @@ import { history } from "./HistoryCommand.ts"
 declare const __FORKJOIN_VERSION__: string
 const VERSION = typeof __FORKJOIN_VERSION__ === "string" ? __FORKJOIN_VERSION__ : "0.0.0-dev"
 
-const EXIT_REJECTED = 1
-const EXIT_USAGE = 2
-
-/** A handler already printed its outcome; only the process exit code is left to set. */
-class CommandExit extends Schema.TaggedError<CommandExit>()("CommandExit", {
-  exitCode: Schema.Number
-}) {
-  override readonly [Runtime.errorExitCode] = this.exitCode
-  override readonly [Runtime.errorReported] = false
-}
-
-const writeStdout = (text: string) => Effect.sync(() => process.stdout.write(text))
-const writeStderr = (text: string) => Effect.sync(() => process.stderr.write(text))
 
 // -------------------------------------------------------------------------------------
 // apply

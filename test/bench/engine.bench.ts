@@ -33,7 +33,7 @@ import { openWorkspace, type Workspace } from "../../packages/engine/src/Facade.
 import { type FileState, parsePatch, planPatch } from "../../packages/patch/src/index.ts"
 import { CODEX_PEER_NAME, type CodexPeer, type CodexUnavailable, ensureCodex } from "./codex.ts"
 import { type FormatWorkload, makeFormatWorkload } from "./fixture.ts"
-import { type Figure, emitJson, median, note, percentile, printTable, repoRoot, round, runFailure, timeSpawn, wantsJson } from "./harness.ts"
+import { cliPaths, ensureCliBundle, type Figure, emitJson, onlyMetrics, median, note, percentile, printTable, repoRoot, round, runFailure, timeSpawn, wantsJson } from "./harness.ts"
 
 const BENCH = "engine"
 // The `format` bench's workload, exactly (same seed and size).
@@ -105,11 +105,7 @@ const runChild = async (args: ReadonlyArray<string>): Promise<void> => {
 const main = async (): Promise<void> => {
   const argv = process.argv.slice(2)
   const json = wantsJson(argv)
-  const onlyIndex = argv.findIndex((a) => a === "--only" || a.startsWith("--only="))
-  const only: ReadonlySet<string> | undefined =
-    onlyIndex === -1
-      ? undefined
-      : new Set((argv[onlyIndex]!.includes("=") ? argv[onlyIndex]!.split("=")[1]! : (argv[onlyIndex + 1] ?? "")).split(",").filter((s) => s !== ""))
+  const only = onlyMetrics(argv)
   const enabled = (metric: string): boolean => only === undefined || only.has(metric)
 
   const root = repoRoot()
@@ -171,38 +167,11 @@ const main = async (): Promise<void> => {
   // -------------------------------------------------------------------------------------------
   // The CLI and the peer
 
-  const cliBin = path.join(root, "packages", "cli", "bin", "forkjoin.mjs")
-  const cliDist = path.join(root, "packages", "cli", "dist", "forkjoin.cjs")
-  const newestSourceMtime = (): number => {
-    let newest = 0
-    const walk = (dir: string): void => {
-      if (!fs.existsSync(dir)) return
-      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-        const p = path.join(dir, entry.name)
-        if (entry.isDirectory()) walk(p)
-        else if (entry.name.endsWith(".ts")) newest = Math.max(newest, fs.statSync(p).mtimeMs)
-      }
-    }
-    // The CLI bundle now also contains the engine and the history store.
-    for (const pkg of ["cli", "engine", "history", "patch", "schema"]) walk(path.join(root, "packages", pkg, "src"))
-    return newest
-  }
+  const { bin: cliBin } = cliPaths(root)
   const ensureCli = (): string | undefined => {
-    const missing = !fs.existsSync(cliDist)
-    const stale = !missing && fs.statSync(cliDist).mtimeMs < newestSourceMtime()
-    if (missing || stale) {
-      note(`packages/cli/dist/forkjoin.cjs ${missing ? "missing" : "older than packages/*/src"}: running node scripts/build.mjs`)
-      const r = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs")], { cwd: root, encoding: "utf8", timeout: 300_000 })
-      if (r.status !== 0) {
-        const why = `node scripts/build.mjs exited ${String(r.status)}: ${(r.stderr || r.stdout || r.error?.message || "").trim().slice(0, 1500)}`
-        if (missing) return why
-        cliWarning = `measured a stale CLI bundle (rebuild failed: ${why.slice(0, 300)})`
-        note(cliWarning)
-      }
-    }
-    if (!fs.existsSync(cliDist)) return "packages/cli/dist/forkjoin.cjs is still missing after node scripts/build.mjs"
-    if (!fs.existsSync(cliBin)) return "packages/cli/bin/forkjoin.mjs (the launcher) is missing"
-    return undefined
+    const r = ensureCliBundle(root)
+    if (r.warning !== undefined) cliWarning = r.warning
+    return r.error
   }
   const wantCli = enabled("apply_process_ms") || enabled("peak_rss_mb")
   const cliError = wantCli ? ensureCli() : undefined

@@ -10,15 +10,14 @@
  * a wrong or failing run of ours makes the bench exit 1. A missing peer is reported as
  * `peer: null` with `peerError`.
  */
-import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import os from "node:os"
 import path from "node:path"
 import * as Result from "effect/Result"
 import { type FileState, parsePatch, patchTargets, planPatch, type Profile } from "../../packages/patch/src/index.ts"
 import { CODEX_PEER_NAME, ensureCodex } from "./codex.ts"
 import { type FormatWorkload, makeFormatWorkload } from "./fixture.ts"
-import { type Figure, emitJson, median, note, percentile, printTable, repoRoot, round, runFailure, timed, timeSpawn, wantsJson } from "./harness.ts"
+import { cliPaths, ensureCliBundle, type Figure, emitJson, onlyMetrics, median, note, percentile, printTable, repoRoot, round, runFailure, timed, timeSpawn, wantsJson } from "./harness.ts"
 
 const BENCH = "format"
 const SEED = 0x5eed_f0a7
@@ -35,11 +34,7 @@ const COLD_START_TARGET_RATIO = 2.5
 
 const argv = process.argv.slice(2)
 const json = wantsJson(argv)
-const onlyIndex = argv.findIndex((a) => a === "--only" || a.startsWith("--only="))
-const only: ReadonlySet<string> | undefined =
-  onlyIndex === -1
-    ? undefined
-    : new Set((argv[onlyIndex]!.includes("=") ? argv[onlyIndex]!.split("=")[1]! : (argv[onlyIndex + 1] ?? "")).split(",").filter((s) => s !== ""))
+const only = onlyMetrics(argv)
 const enabled = (metric: string): boolean => only === undefined || only.has(metric)
 
 const root = repoRoot()
@@ -171,41 +166,13 @@ if (enabled("parse_match_codex_ms")) {
 // ---------------------------------------------------------------------------------------------
 // The CLI (figures 2 and 3)
 
-const cliBin = path.join(root, "packages", "cli", "bin", "forkjoin.mjs")
-const cliDist = path.join(root, "packages", "cli", "dist", "forkjoin.cjs")
+const { bin: cliBin } = cliPaths(root)
 
-/** Newest modification time (ms) of the TypeScript sources the CLI bundle is built from. */
-const newestSourceMtime = (): number => {
-  let newest = 0
-  const walk = (dir: string): void => {
-    if (!existsSync(dir)) return
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, entry.name)
-      if (entry.isDirectory()) walk(p)
-      else if (entry.name.endsWith(".ts")) newest = Math.max(newest, statSync(p).mtimeMs)
-    }
-  }
-  for (const pkg of ["cli", "patch", "schema"]) walk(path.join(root, "packages", pkg, "src"))
-  return newest
-}
-
-/** Ensures the CLI launcher and an up-to-date bundle exist (running scripts/build.mjs if missing or stale); returns an error or undefined. */
+/** Ensures an up-to-date CLI bundle (see harness `ensureCliBundle`); returns an error or undefined. */
 const ensureCli = (): string | undefined => {
-  const missing = !existsSync(cliDist)
-  const stale = !missing && statSync(cliDist).mtimeMs < newestSourceMtime()
-  if (missing || stale) {
-    note(`packages/cli/dist/forkjoin.cjs ${missing ? "missing" : "older than packages/*/src"}: running node scripts/build.mjs`)
-    const r = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs")], { cwd: root, encoding: "utf8", timeout: 300_000 })
-    if (r.status !== 0) {
-      const why = `node scripts/build.mjs exited ${String(r.status)}: ${(r.stderr || r.stdout || r.error?.message || "").trim().slice(0, 1500)}`
-      if (missing) return why
-      cliWarning = `measured a stale CLI bundle (rebuild failed: ${why.slice(0, 300)})`
-      note(cliWarning)
-    }
-  }
-  if (!existsSync(cliDist)) return "packages/cli/dist/forkjoin.cjs is still missing after node scripts/build.mjs"
-  if (!existsSync(cliBin)) return "packages/cli/bin/forkjoin.mjs (the launcher) is missing"
-  return undefined
+  const r = ensureCliBundle(root)
+  if (r.warning !== undefined) cliWarning = r.warning
+  return r.error
 }
 
 const wantProcessFigures = enabled("apply_process_ms") || enabled("cold_start_ms")

@@ -3,6 +3,7 @@
  * (one JSON object per line with `--json`, a readable table otherwise).
  */
 import { spawnSync, type SpawnSyncOptions, type SpawnSyncReturns } from "node:child_process"
+import * as fs from "node:fs"
 import { existsSync, readFileSync } from "node:fs"
 import path from "node:path"
 
@@ -148,4 +149,57 @@ export const printTable = (figures: ReadonlyArray<Figure>): void => {
     if (f.error !== undefined) out.push(`  ${f.metric}: ERROR: ${f.error}`)
   }
   process.stdout.write(`${out.join("\n")}\n`)
+}
+
+/** The metrics named by `--only a,b` (or `--only=a,b`); `undefined` means all. */
+export const onlyMetrics = (argv: ReadonlyArray<string>): ReadonlySet<string> | undefined => {
+  const i = argv.findIndex((a) => a === "--only" || a.startsWith("--only="))
+  if (i === -1) return undefined
+  const value = argv[i]!.includes("=") ? argv[i]!.split("=")[1]! : (argv[i + 1] ?? "")
+  return new Set(value.split(",").filter((s) => s !== ""))
+}
+
+/** Where the CLI launcher and its bundle live. */
+export const cliPaths = (root: string) => ({
+  bin: path.join(root, "packages", "cli", "bin", "forkjoin.mjs"),
+  dist: path.join(root, "packages", "cli", "dist", "forkjoin.cjs")
+})
+
+const newestSourceMtime = (root: string): number => {
+  let newest = 0
+  const walk = (dir: string): void => {
+    if (!fs.existsSync(dir)) return
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, entry.name)
+      if (entry.isDirectory()) walk(p)
+      else if (entry.name.endsWith(".ts")) newest = Math.max(newest, fs.statSync(p).mtimeMs)
+    }
+  }
+  for (const pkg of fs.readdirSync(path.join(root, "packages"))) walk(path.join(root, "packages", pkg, "src"))
+  return newest
+}
+
+/**
+ * Ensures the CLI launcher and an up-to-date bundle exist, rebuilding when missing or older
+ * than any package source. Returns `{ error }` when there is nothing to measure, or
+ * `{ warning }` when a stale bundle had to be kept.
+ */
+export const ensureCliBundle = (root: string): { readonly error?: string; readonly warning?: string } => {
+  const { bin, dist } = cliPaths(root)
+  const missing = !fs.existsSync(dist)
+  const stale = !missing && fs.statSync(dist).mtimeMs < newestSourceMtime(root)
+  let warning: string | undefined
+  if (missing || stale) {
+    note(`packages/cli/dist/forkjoin.cjs ${missing ? "missing" : "older than packages/*/src"}: running node scripts/build.mjs`)
+    const r = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs")], { cwd: root, encoding: "utf8", timeout: 300_000 })
+    if (r.status !== 0) {
+      const why = `node scripts/build.mjs exited ${String(r.status)}: ${(r.stderr || r.stdout || r.error?.message || "").trim().slice(0, 1500)}`
+      if (missing) return { error: why }
+      warning = `measured a stale CLI bundle (rebuild failed: ${why.slice(0, 300)})`
+      note(warning)
+    }
+  }
+  if (!fs.existsSync(dist)) return { error: "packages/cli/dist/forkjoin.cjs is still missing after node scripts/build.mjs" }
+  if (!fs.existsSync(bin)) return { error: "packages/cli/bin/forkjoin.mjs (the launcher) is missing" }
+  return warning === undefined ? {} : { warning }
 }

@@ -8,7 +8,6 @@
  */
 import { environmentIdOf } from "@forkjoin/engine/Engine"
 import type { StoreError } from "@forkjoin/history/HistoryStore"
-import { exportThread } from "@forkjoin/history/GitExport"
 import { sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
 import { Sqlite } from "@forkjoin/history/Sqlite"
 import { type IngestError, ProviderAggregates, type ProviderFormat } from "@forkjoin/history/ProviderAggregates"
@@ -370,6 +369,8 @@ export const exportGit = Effect.fn("History.exportGit")(function*(target: Histor
     : fs.existsSync(path.join(dotGit, "HEAD"))
     ? dotGit
     : path.join(t.root, ".forkjoin", "git")
+  // Loaded on demand: isomorphic-git is a third of the bundle and only this command needs it.
+  const { exportThread } = yield* Effect.promise(() => import("@forkjoin/history/GitExport"))
   const result = yield* exportThread({ environmentId: t.environmentId, threadId: t.caller, gitdir }).pipe(
     Effect.provide(Sqlite.layer(t.db, sqliteOptions())),
     Effect.mapError((e) =>

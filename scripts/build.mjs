@@ -2,7 +2,7 @@
 /**
  * Bundles the forkjoin CLI (`packages/cli/src/main.ts`) into one CommonJS file,
  * `packages/cli/dist/forkjoin.cjs`, that runs on plain Node 20 without a TypeScript loader,
- * and warms its V8 code cache (`forkjoin.cjs.v8cache`, used by the launcher) with one apply.
+ * and warms its V8 code cache (`forkjoin.cjs.<identity>.v8cache`, used by the launcher) with one apply.
  *
  * Run by the root `prepare` script and, when the bundle is missing, by the CLI launcher
  * (`packages/cli/bin/forkjoin.mjs`). Pass `--metafile` to also write
@@ -96,7 +96,6 @@ if (wantMetafile && result.metafile) {
   const { execFileSync } = await import("node:child_process")
   const { mkdtempSync, rmSync, writeFileSync: write } = await import("node:fs")
   const { tmpdir } = await import("node:os")
-  rmSync(`${outfile}.v8cache`, { force: true })
   const ws = mkdtempSync(join(tmpdir(), "fj-warm-"))
   try {
     write(join(ws, "a.txt"), "one\n")

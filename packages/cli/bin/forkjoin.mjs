@@ -3,7 +3,7 @@
 // cache beside it: Node 20 has no module compile cache, and compiling the ~600 KB bundle is
 // a third of a cold start. When the bundle is missing (a checkout where `prepare` did not
 // run), it builds it once with scripts/build.mjs first.
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
@@ -23,7 +23,10 @@ if (!existsSync(bundle)) {
   }
 }
 
-const cacheFile = `${bundle}.v8cache`
+// V8 checks a cache against the source length only, not its content: key the cache by the
+// bundle file's identity (the build replaces it with a rename: new inode and mtime).
+const stat = statSync(bundle)
+const cacheFile = `${bundle}.${stat.size}-${Math.floor(stat.mtimeMs)}-${stat.ino}.v8cache`
 let cachedData
 try {
   cachedData = readFileSync(cacheFile)
@@ -42,6 +45,10 @@ if (cachedData === undefined || script.cachedDataRejected === true) {
       const temp = `${cacheFile}.${process.pid}.tmp`
       writeFileSync(temp, script.createCachedData())
       renameSync(temp, cacheFile)
+      const dir = fileURLToPath(new URL("../dist/", import.meta.url))
+      for (const name of readdirSync(dir)) {
+        if (name.endsWith(".v8cache") && `${dir}${name}` !== cacheFile) rmSync(`${dir}${name}`, { force: true })
+      }
     } catch {
       // read-only install: run uncached
     }

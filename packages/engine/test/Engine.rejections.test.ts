@@ -199,8 +199,9 @@ describe("engine rejections leave the workspace untouched and unrecorded", () =>
       Effect.gen(function*() {
         const holder = holdLock(ws)
         const fiber = yield* Effect.forkChild(e.applyPatch({ ...ctx, patch: patchOf("*** Update File: a", "@@", "-1", "+2") }))
-        // Let the request plan and start waiting on the lock, then change the file and release.
-        yield* Effect.sleep(100)
+        // Let the request plan and start waiting on the lock (planning a one-line file takes
+        // milliseconds; the margin covers a loaded CI machine), then change the file and release.
+        yield* Effect.sleep(400)
         fs.writeFileSync(path.join(ws, "a"), "1\nsomeone else\n")
         holder.close()
         return yield* Fiber.join(fiber)

@@ -9,7 +9,11 @@ import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { UsageError } from "./Apply.ts"
-import * as History from "./History.ts"
+import type * as HistoryModule from "./History.ts"
+
+// Loaded on demand: the views, provider formats and git export are a large part of the bundle
+// and `forkjoin apply` should not pay their start-up.
+const loadHistory = Effect.promise(() => import("./History.ts"))
 import { CommandExit, EXIT_REJECTED, EXIT_USAGE, writeStderr, writeStdout } from "./internal/output.ts"
 
 
@@ -57,8 +61,8 @@ type Common = {
 }
 
 /** Runs a view, prints it, and maps failures to exit codes. */
-const runView = (name: string, input: Common, request: History.ViewRequest) =>
-  History.view(
+const runView = (name: string, input: Common, request: HistoryModule.ViewRequest) =>
+  Effect.flatMap(loadHistory, (History) => History.view(
     { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
     {
       cursor: Option.getOrUndefined(input.cursor),
@@ -78,7 +82,7 @@ const runView = (name: string, input: Common, request: History.ViewRequest) =>
         writeStderr(`error: ${e.message}\nRun 'forkjoin history ${name} --help' for usage.\n`),
         () => Effect.fail(new CommandExit({ exitCode: EXIT_USAGE }))
       ))
-  )
+  ))
 
 const timeline = Command.make(
   "timeline",
@@ -143,7 +147,9 @@ const file = Command.make(
 
 const { cursor: _c, limit: _l, maxBytes: _m, ...target } = common
 
-const failWith = (name: string, json: boolean) => <A, R>(effect: Effect.Effect<A, History.HistoryCommandError | UsageError, R>) =>
+const failWith = (History: typeof HistoryModule, name: string, json: boolean) => <A, R>(
+  effect: Effect.Effect<A, HistoryModule.HistoryCommandError | UsageError, R>
+) =>
   effect.pipe(
     Effect.catchTag("HistoryCommandError", (e) =>
       Effect.flatMap(
@@ -178,7 +184,7 @@ const ingest = Command.make(
     )
   },
   (input) =>
-    History.ingest(
+    Effect.flatMap(loadHistory, (History) => History.ingest(
       { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
       {
         format: input.format,
@@ -196,8 +202,8 @@ const ingest = Command.make(
               (r.verification === undefined ? "" : History.renderRecordLine("verification", r.verification))
         )
       ),
-      failWith("ingest", input.json)
-    )
+      failWith(History, "ingest", input.json)
+    ))
 ).pipe(
   Command.withDescription(
     "Record a provider's own account of a change (SPEC §4.6) as a provider aggregate: authority codex_aggregate_event or " +
@@ -211,7 +217,7 @@ const verify = Command.make(
   "verify",
   { ...target, recordId: Argument.String("RECORD_ID").pipe(Argument.withDescription("The provider aggregate to verify")) },
   (input) =>
-    History.verify(
+    Effect.flatMap(loadHistory, (History) => History.verify(
       { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
       input.recordId
     ).pipe(
@@ -222,8 +228,8 @@ const verify = Command.make(
             : History.renderRecordLine("verification", r)
         )
       ),
-      failWith("verify", input.json)
-    )
+      failWith(History, "verify", input.json)
+    ))
 ).pipe(Command.withShortDescription("Verify a provider aggregate against the workspace (adds a linked record)"))
 
 const exportGit = Command.make(
@@ -237,7 +243,7 @@ const exportGit = Command.make(
     )
   },
   (input) =>
-    History.exportGit(
+    Effect.flatMap(loadHistory, (History) => History.exportGit(
       { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
       Option.getOrUndefined(input.gitDir)
     ).pipe(
@@ -250,8 +256,8 @@ const exportGit = Command.make(
             : `${r.ref} -> ${r.head} (${r.exported} new commits, ${r.baselines} baselines) in ${r.gitdir}\n`
         )
       ),
-      failWith("export-git", input.json)
-    )
+      failWith(History, "export-git", input.json)
+    ))
 ).pipe(
   Command.withDescription(
     "Write each applied record of the thread (--thread, default 'cli') as a git commit on refs/forkjoin/<thread> " +

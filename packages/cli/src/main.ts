@@ -17,7 +17,6 @@ import * as Runtime from "effect/Runtime"
 import { EngineError, toBody } from "@forkjoin/schema/EngineError"
 import * as Apply from "./Apply.ts"
 import { CommandExit, EXIT_REJECTED, EXIT_USAGE, writeStderr, writeStdout } from "./internal/output.ts"
-import * as Run from "./Run.ts"
 import { history } from "./HistoryCommand.ts"
 
 // Inlined by scripts/build.mjs from the root package.json "version".
@@ -199,6 +198,8 @@ const run = Command.make(
     )
   },
   Effect.fn("forkjoin.run")(function*(input) {
+    // Loaded on demand, like every command but apply/repair: start-up only pays for what runs.
+    const Run = yield* Effect.promise(() => import("./Run.ts"))
     const result = yield* Run.run({
       planFile: input.planFile,
       workspace: input.workspace,

@@ -17,6 +17,7 @@ import { createHash } from "node:crypto"
 import { StoreError } from "../HistoryStore.ts"
 import type { Connection } from "../Sqlite.ts"
 
+/** Statements shared by the store and the views. */
 export const SQL = {
   insertBlob: "INSERT OR IGNORE INTO blobs (hash, size, bytes) VALUES (?, ?, ?)",
   nextOrdinal: "SELECT COALESCE(MAX(commit_ordinal), 0) + 1 AS next FROM records WHERE environment_id = ?",
@@ -36,9 +37,11 @@ export interface RecordRow {
 const encodeRecord = Schema.encodeSync(PatchHistoryRecord)
 const decodeRecordJson = Schema.decodeUnknownSync(PatchHistoryRecordFromJson)
 
+/** `sha256:<hex>` of bytes. */
 export const sha256 = (bytes: Uint8Array): Sha256Hash =>
   `sha256:${createHash("sha256").update(bytes).digest("hex")}` as Sha256Hash
 
+/** The message of a thrown value, for error details. */
 export const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 /** The record a draft becomes, fields in schema order (so the JSON is in schema order too). */

@@ -33,7 +33,7 @@ import { openWorkspace, type Workspace } from "../../packages/engine/src/Facade.
 import { type FileState, parsePatch, planPatch } from "../../packages/patch/src/index.ts"
 import { CODEX_PEER_NAME, type CodexPeer, type CodexUnavailable, ensureCodex } from "./codex.ts"
 import { type FormatWorkload, makeFormatWorkload } from "./fixture.ts"
-import { cliPaths, ensureCliBundle, type Figure, emitJson, onlyMetrics, median, note, percentile, printTable, repoRoot, round, runFailure, timeSpawn, wantsJson } from "./harness.ts"
+import { cliPaths, ensureCliBundle, errorFigure, type Figure, emitJson, firstDifference, onlyMetrics, spread, median, note, printTable, repoRoot, round, runFailure, timeSpawn, wantsJson } from "./harness.ts"
 
 const BENCH = "engine"
 // The `format` bench's workload, exactly (same seed and size).
@@ -122,25 +122,6 @@ const main = async (): Promise<void> => {
     figures.push(figure)
     if (figure.error !== undefined) failed = true
     if (json) emitJson(figure)
-  }
-  const errorFigure = (metric: string, error: string, extra: Partial<Figure> = {}): Figure => ({
-    bench: BENCH,
-    metric,
-    ours: null,
-    peer: null,
-    ratio: null,
-    peerName: null,
-    ...extra,
-    error
-  })
-  const spread = (xs: ReadonlyArray<number>) => ({ min: round(Math.min(...xs)), p90: round(percentile(xs, 90)), max: round(Math.max(...xs)) })
-  const firstDifference = (actual: Uint8Array, expected: Uint8Array): string => {
-    const n = Math.min(actual.length, expected.length)
-    let i = 0
-    while (i < n && actual[i] === expected[i]) i++
-    const line = Buffer.from(expected.subarray(0, i)).toString("utf8").split("\n").length
-    const show = (b: Uint8Array) => JSON.stringify(Buffer.from(b.subarray(Math.max(0, i - 40), i + 40)).toString("utf8"))
-    return `sizes ${actual.length} vs expected ${expected.length}; first difference at byte ${i} (line ${line}): got ${show(actual)}, expected ${show(expected)}`
   }
 
   // -------------------------------------------------------------------------------------------
@@ -242,7 +223,7 @@ const main = async (): Promise<void> => {
   const measureApplyProcess = (): void => {
     const metric = "apply_process_ms"
     const base = { peerName: CODEX_PEER_NAME, target: APPLY_PROCESS_TARGET_RATIO, targetKind: "ratio_max" as const }
-    if (cliError !== undefined) return report(errorFigure(metric, cliError, base))
+    if (cliError !== undefined) return report(errorFigure(BENCH, metric, cliError, base))
     const runHelp = (): { ms: number; error?: string } => {
       const t = timeSpawn(process.execPath, [cliBin, "--help"], { cwd: tmp })
       const bad = runFailure("forkjoin --help", t.result)
@@ -260,14 +241,14 @@ const main = async (): Promise<void> => {
     let firstUseMs = Number.NaN
     for (let i = 0; i < PROCESS_WARMUP; i++) {
       const o = runOursCli(oursWs)
-      if (o.error !== undefined) return report(errorFigure(metric, `warm-up: ${o.error}`, base))
+      if (o.error !== undefined) return report(errorFigure(BENCH, metric, `warm-up: ${o.error}`, base))
       if (i === 0) firstUseMs = o.ms
       if (peer._tag === "Available") {
         const p = runPeer(peer.applyPatch)
-        if (p.error !== undefined) return report(errorFigure(metric, `warm-up: ${p.error}`, base))
+        if (p.error !== undefined) return report(errorFigure(BENCH, metric, `warm-up: ${p.error}`, base))
         const a = fs.readFileSync(target(oursWs))
         const b = fs.readFileSync(target(peerWs))
-        if (!sameBytes(a, b)) return report(errorFigure(metric, `ours and codex outputs differ: ${firstDifference(a, b)}`, base))
+        if (!sameBytes(a, b)) return report(errorFigure(BENCH, metric, `ours and codex outputs differ: ${firstDifference(a, b)}`, base))
       }
     }
     const samples = { ours: [] as Array<number>, peer: [] as Array<number>, help: [] as Array<number>, node: [] as Array<number> }
@@ -285,7 +266,7 @@ const main = async (): Promise<void> => {
         const who = whos[(i + j) % whos.length]!
         if (who === "peer" && peer._tag !== "Available") continue
         const r = runs[who]()
-        if (r.error !== undefined) return report(errorFigure(metric, `run ${i} (${who}): ${r.error}`, base))
+        if (r.error !== undefined) return report(errorFigure(BENCH, metric, `run ${i} (${who}): ${r.error}`, base))
         samples[who].push(r.ms)
       }
     }
@@ -341,9 +322,9 @@ const main = async (): Promise<void> => {
       gc()
       const t0 = process.hrtime.bigint()
       const parsed = parsePatch(w0.patch, { profile: "codex" })
-      if (Result.isFailure(parsed)) return report(errorFigure(metric, `parsePatch: ${parsed.failure.message}`, base))
+      if (Result.isFailure(parsed)) return report(errorFigure(BENCH, metric, `parsePatch: ${parsed.failure.message}`, base))
       const plan = planPatch(parsed.success, disk, { profile: "codex", allowOverwrite: false })
-      if (Result.isFailure(plan)) return report(errorFigure(metric, `planPatch: ${plan.failure.message}`, base))
+      if (Result.isFailure(plan)) return report(errorFigure(BENCH, metric, `planPatch: ${plan.failure.message}`, base))
       const ms = Number(process.hrtime.bigint() - t0) / 1e6
       if (i >= 2) parsePlan.push(ms)
     }
@@ -380,14 +361,14 @@ const main = async (): Promise<void> => {
       }
       for (let i = 0; i < LIBRARY_WARMUP; i++) {
         const o = await runOurs()
-        if (o.error !== undefined) return report(errorFigure(metric, `warm-up: ${o.error}`, base))
+        if (o.error !== undefined) return report(errorFigure(BENCH, metric, `warm-up: ${o.error}`, base))
       }
       if (peer._tag === "Available") {
         const p = runPeer(peer.applyPatch)
-        if (p.error !== undefined) return report(errorFigure(metric, `warm-up: ${p.error}`, base))
+        if (p.error !== undefined) return report(errorFigure(BENCH, metric, `warm-up: ${p.error}`, base))
         const a = fs.readFileSync(target(libWs))
         const b = fs.readFileSync(target(peerWs))
-        if (!sameBytes(a, b)) return report(errorFigure(metric, `ours and codex outputs differ: ${firstDifference(a, b)}`, base))
+        if (!sameBytes(a, b)) return report(errorFigure(BENCH, metric, `ours and codex outputs differ: ${firstDifference(a, b)}`, base))
       }
       const ours: Array<number> = []
       const theirs: Array<number> = []
@@ -396,11 +377,11 @@ const main = async (): Promise<void> => {
         for (const who of order) {
           if (who === "ours") {
             const o = await runOurs()
-            if (o.error !== undefined) return report(errorFigure(metric, `run ${i}: ${o.error}`, base))
+            if (o.error !== undefined) return report(errorFigure(BENCH, metric, `run ${i}: ${o.error}`, base))
             ours.push(o.ms)
           } else if (peer._tag === "Available") {
             const p = runPeer(peer.applyPatch)
-            if (p.error !== undefined) return report(errorFigure(metric, `run ${i}: ${p.error}`, base))
+            if (p.error !== undefined) return report(errorFigure(BENCH, metric, `run ${i}: ${p.error}`, base))
             theirs.push(p.ms)
           }
         }
@@ -419,7 +400,7 @@ const main = async (): Promise<void> => {
         newBlobs.push(Number(process.hrtime.bigint() - t0) / 1e6)
         const got = fs.readFileSync(target(libWs))
         if (!sameBytes(got, after) || record.changes[0]?.after?.hash !== sha256(after)) {
-          return report(errorFigure(metric, `new-blob run ${i}: wrong result: ${firstDifference(got, after)}`, base))
+          return report(errorFigure(BENCH, metric, `new-blob run ${i}: wrong result: ${firstDifference(got, after)}`, base))
         }
       }
       const o = median(ours)
@@ -547,7 +528,7 @@ const main = async (): Promise<void> => {
       for (let k = 0; k < SMALL_WARMUP; k++) {
         const f = k % SMALL_FILES
         const e = await engineOp(SMALL_OPS + k, f)
-        if (e.error !== undefined) return report(errorFigure(metric, `warm-up: ${e.error}`, base))
+        if (e.error !== undefined) return report(errorFigure(BENCH, metric, `warm-up: ${e.error}`, base))
         floorOp(f)
       }
       const ours: Array<number> = []
@@ -562,11 +543,11 @@ const main = async (): Promise<void> => {
         let fl: { fs: number; sqlite: number } | undefined
         if (!engineFirst) fl = floorOp(f)
         const e = await engineOp(k, f)
-        if (e.error !== undefined) return report(errorFigure(metric, e.error, base))
+        if (e.error !== undefined) return report(errorFigure(BENCH, metric, e.error, base))
         if (engineFirst) fl = floorOp(f)
         // The floor rewrote the file with its current bytes: it must still be the engine's result.
         const after = fs.readFileSync(path.join(ws, names[f]!))
-        if (!sameBytes(after, bytesOf(f))) return report(errorFigure(metric, `op ${k}: floor changed ${names[f]!}`, base))
+        if (!sameBytes(after, bytesOf(f))) return report(errorFigure(BENCH, metric, `op ${k}: floor changed ${names[f]!}`, base))
         ours.push(e.ms)
         floorFs.push(fl!.fs)
         floorSql.push(fl!.sqlite)
@@ -574,7 +555,7 @@ const main = async (): Promise<void> => {
       }
       const wallS = Number(process.hrtime.bigint() - started) / 1e9
       const rows = (floorDb.prepare("SELECT COUNT(*) AS n FROM ops").get() as { n: number }).n
-      if (rows !== SMALL_OPS + SMALL_WARMUP) return report(errorFigure(metric, `floor table has ${rows} rows, expected ${SMALL_OPS + SMALL_WARMUP}`, base))
+      if (rows !== SMALL_OPS + SMALL_WARMUP) return report(errorFigure(BENCH, metric, `floor table has ${rows} rows, expected ${SMALL_OPS + SMALL_WARMUP}`, base))
       const o = median(ours)
       const p = median(floorTotal)
       report({
@@ -611,7 +592,7 @@ const main = async (): Promise<void> => {
   const measurePeakRss = (): void => {
     const metric = "peak_rss_mb"
     const base = { peerName: CODEX_PEER_NAME, unit: "MB" }
-    if (cliError !== undefined) return report(errorFigure(metric, cliError, base))
+    if (cliError !== undefined) return report(errorFigure(BENCH, metric, cliError, base))
     const timeBin = "/usr/bin/time"
     const maxRssKb = (stderr: string): number | undefined => {
       const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)
@@ -624,23 +605,23 @@ const main = async (): Promise<void> => {
     fs.rmSync(rssWs, { recursive: true, force: true })
     // The workspace already has its history db (first use is not what we measure).
     const first = runOursCli(rssWs)
-    if (first.error !== undefined) return report(errorFigure(metric, `warm-up: ${first.error}`, base))
+    if (first.error !== undefined) return report(errorFigure(BENCH, metric, `warm-up: ${first.error}`, base))
     const self = fileURLToPath(import.meta.url)
     for (let i = 0; i < RSS_RUNS; i++) {
       if (haveTime) {
         const o = runOursCli(rssWs, [timeBin, "-v"])
-        if (o.error !== undefined) return report(errorFigure(metric, `run ${i}: ${o.error}`, base))
+        if (o.error !== undefined) return report(errorFigure(BENCH, metric, `run ${i}: ${o.error}`, base))
         const kb = maxRssKb(o.stderr)
-        if (kb === undefined) return report(errorFigure(metric, `run ${i}: no 'Maximum resident set size' from ${timeBin} -v`, base))
+        if (kb === undefined) return report(errorFigure(BENCH, metric, `run ${i}: no 'Maximum resident set size' from ${timeBin} -v`, base))
         ours.push(kb / 1024)
         if (peer._tag === "Available") {
           fs.rmSync(peerWs, { recursive: true, force: true })
           writeSynced(target(peerWs), originalBytes)
           const r = spawnSync(timeBin, ["-v", peer.applyPatch], { cwd: peerWs, input: workload!.patch, maxBuffer: 64 * 1024 * 1024 })
           const bad = runFailure("codex apply_patch", r)
-          if (bad !== undefined) return report(errorFigure(metric, `run ${i}: ${bad}`, base))
+          if (bad !== undefined) return report(errorFigure(BENCH, metric, `run ${i}: ${bad}`, base))
           const wrong = checkLarge(peerWs, "codex apply_patch")
-          if (wrong !== undefined) return report(errorFigure(metric, `run ${i}: ${wrong}`, base))
+          if (wrong !== undefined) return report(errorFigure(BENCH, metric, `run ${i}: ${wrong}`, base))
           const pk = maxRssKb(r.stderr.toString("utf8"))
           if (pk !== undefined) theirs.push(pk / 1024)
         }
@@ -648,9 +629,9 @@ const main = async (): Promise<void> => {
       // The library apply alone, in a child that never builds the workload (resourceUsage().maxRSS).
       writeSynced(target(rssWs), originalBytes)
       const c = spawnSync(process.execPath, [self, CHILD_FLAG, rssWs, patchFile, rel, expectedHash], { cwd: tmp, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 })
-      if (c.status !== 0) return report(errorFigure(metric, `library child exited ${String(c.status)}: ${(c.stderr || c.stdout || "").slice(0, 1500)}`, base))
+      if (c.status !== 0) return report(errorFigure(BENCH, metric, `library child exited ${String(c.status)}: ${(c.stderr || c.stdout || "").slice(0, 1500)}`, base))
       const wrong = checkLarge(rssWs, "library child")
-      if (wrong !== undefined) return report(errorFigure(metric, wrong, base))
+      if (wrong !== undefined) return report(errorFigure(BENCH, metric, wrong, base))
       lib.push((JSON.parse(c.stdout) as { maxRssKb: number }).maxRssKb / 1024)
     }
     const o = ours.length > 0 ? median(ours) : median(lib)
@@ -677,7 +658,7 @@ const main = async (): Promise<void> => {
     try {
       await f()
     } catch (e) {
-      report(errorFigure(metric, `threw: ${errorText(e)}`))
+      report(errorFigure(BENCH, metric, `threw: ${errorText(e)}`))
     }
   }
   const started = Date.now()

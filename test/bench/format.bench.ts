@@ -17,7 +17,7 @@ import * as Result from "effect/Result"
 import { type FileState, parsePatch, patchTargets, planPatch, type Profile } from "../../packages/patch/src/index.ts"
 import { CODEX_PEER_NAME, ensureCodex } from "./codex.ts"
 import { type FormatWorkload, makeFormatWorkload } from "./fixture.ts"
-import { cliPaths, ensureCliBundle, type Figure, emitJson, onlyMetrics, median, note, percentile, printTable, repoRoot, round, runFailure, timed, timeSpawn, wantsJson } from "./harness.ts"
+import { cliPaths, ensureCliBundle, errorFigure, type Figure, emitJson, firstDifference, onlyMetrics, spread, median, note, printTable, repoRoot, round, runFailure, timed, timeSpawn, wantsJson } from "./harness.ts"
 
 const BENCH = "format"
 const SEED = 0x5eed_f0a7
@@ -57,18 +57,7 @@ const report = (measured: Figure): void => {
   if (json) emitJson(figure)
 }
 
-const errorFigure = (metric: string, error: string, extra: Partial<Figure> = {}): Figure => ({
-  bench: BENCH,
-  metric,
-  ours: null,
-  peer: null,
-  ratio: null,
-  peerName: null,
-  ...extra,
-  error
-})
 
-const spread = (xs: ReadonlyArray<number>) => ({ min: round(Math.min(...xs)), p90: round(percentile(xs, 90)), max: round(Math.max(...xs)) })
 
 const gc = (): void => {
   ;(globalThis as { gc?: () => void }).gc?.()
@@ -77,14 +66,6 @@ const gc = (): void => {
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0
 
 /** Describes where two byte strings first differ (for loud correctness failures). */
-const firstDifference = (actual: Uint8Array, expected: Uint8Array): string => {
-  const n = Math.min(actual.length, expected.length)
-  let i = 0
-  while (i < n && actual[i] === expected[i]) i++
-  const line = Buffer.from(expected.subarray(0, i)).toString("utf8").split("\n").length
-  const show = (b: Uint8Array) => JSON.stringify(Buffer.from(b.subarray(Math.max(0, i - 40), i + 40)).toString("utf8"))
-  return `sizes ${actual.length} vs expected ${expected.length}; first difference at byte ${i} (line ${line}): got ${show(actual)}, expected ${show(expected)}`
-}
 
 // ---------------------------------------------------------------------------------------------
 // Workload
@@ -121,14 +102,14 @@ const measureParseMatch = (metric: string, profile: Profile): void => {
   const disk = new Map<string, Uint8Array>([[workload.path, new Uint8Array(originalBytes)]])
   try {
     const first = parseAndPlan(profile, disk)
-    if (typeof first === "string") return report(errorFigure(metric, first, { profile }))
-    if (!sameBytes(first, expectedBytes)) return report(errorFigure(metric, `planned bytes differ from expected: ${firstDifference(first, expectedBytes)}`, { profile }))
+    if (typeof first === "string") return report(errorFigure(BENCH, metric, first, { profile }))
+    if (!sameBytes(first, expectedBytes)) return report(errorFigure(BENCH, metric, `planned bytes differ from expected: ${firstDifference(first, expectedBytes)}`, { profile }))
     for (let i = 0; i < INPROC_WARMUP; i++) parseAndPlan(profile, disk)
     const samples: Array<number> = []
     for (let i = 0; i < INPROC_RUNS; i++) {
       gc()
       const t = timed(() => parseAndPlan(profile, disk))
-      if (typeof t.value === "string") return report(errorFigure(metric, `run ${i}: ${t.value}`, { profile }))
+      if (typeof t.value === "string") return report(errorFigure(BENCH, metric, `run ${i}: ${t.value}`, { profile }))
       samples.push(t.ms)
     }
     const ours = median(samples)
@@ -150,7 +131,7 @@ const measureParseMatch = (metric: string, profile: Profile): void => {
       ...spread(samples)
     })
   } catch (e) {
-    report(errorFigure(metric, `threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, { profile }))
+    report(errorFigure(BENCH, metric, `threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, { profile }))
   }
 }
 
@@ -183,7 +164,7 @@ const cliError = wantProcessFigures ? ensureCli() : undefined
 
 const measureApplyProcess = (): void => {
   const metric = "apply_process_ms"
-  if (cliError !== undefined) return report(errorFigure(metric, cliError, { peerName: CODEX_PEER_NAME }))
+  if (cliError !== undefined) return report(errorFigure(BENCH, metric, cliError, { peerName: CODEX_PEER_NAME }))
   const peer = ensureCodex(root, note)
   const peerError = peer._tag === "Unavailable" ? peer.error : undefined
   if (peerError !== undefined) note(`peer unavailable: ${peerError}`)
@@ -225,12 +206,12 @@ const measureApplyProcess = (): void => {
     // Warm-up (also the first correctness check, including ours vs peer byte identity).
     for (let i = 0; i < PROCESS_WARMUP; i++) {
       const o = runOurs()
-      if (o.error !== undefined) return report(errorFigure(metric, o.error, { peerName: CODEX_PEER_NAME }))
+      if (o.error !== undefined) return report(errorFigure(BENCH, metric, o.error, { peerName: CODEX_PEER_NAME }))
       if (peer._tag === "Available") {
         const p = runPeer(peer.applyPatch)
-        if (p.error !== undefined) return report(errorFigure(metric, p.error, { peerName: CODEX_PEER_NAME }))
+        if (p.error !== undefined) return report(errorFigure(BENCH, metric, p.error, { peerName: CODEX_PEER_NAME }))
         if (!sameBytes(readResult(oursWs), readResult(peerWs))) {
-          return report(errorFigure(metric, `ours and codex outputs differ: ${firstDifference(readResult(oursWs), readResult(peerWs))}`, { peerName: CODEX_PEER_NAME }))
+          return report(errorFigure(BENCH, metric, `ours and codex outputs differ: ${firstDifference(readResult(oursWs), readResult(peerWs))}`, { peerName: CODEX_PEER_NAME }))
         }
       }
     }
@@ -243,11 +224,11 @@ const measureApplyProcess = (): void => {
       for (const who of order) {
         if (who === "ours") {
           const o = runOurs()
-          if (o.error !== undefined) return report(errorFigure(metric, `run ${i}: ${o.error}`, { peerName: CODEX_PEER_NAME }))
+          if (o.error !== undefined) return report(errorFigure(BENCH, metric, `run ${i}: ${o.error}`, { peerName: CODEX_PEER_NAME }))
           ours.push(o.ms)
         } else if (peer._tag === "Available") {
           const p = runPeer(peer.applyPatch)
-          if (p.error !== undefined) return report(errorFigure(metric, `run ${i}: ${p.error}`, { peerName: CODEX_PEER_NAME }))
+          if (p.error !== undefined) return report(errorFigure(BENCH, metric, `run ${i}: ${p.error}`, { peerName: CODEX_PEER_NAME }))
           theirs.push(p.ms)
         }
       }
@@ -270,7 +251,7 @@ const measureApplyProcess = (): void => {
       ...(peerError !== undefined ? { peerError } : {})
     })
   } catch (e) {
-    report(errorFigure(metric, `threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, { peerName: CODEX_PEER_NAME }))
+    report(errorFigure(BENCH, metric, `threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, { peerName: CODEX_PEER_NAME }))
   } finally {
     rmSync(tmp, { recursive: true, force: true })
   }
@@ -287,7 +268,7 @@ if (enabled("apply_process_ms")) {
 const measureColdStart = (): void => {
   const metric = "cold_start_ms"
   const peerName = "node -e ''"
-  if (cliError !== undefined) return report(errorFigure(metric, cliError, { peerName, target: COLD_START_TARGET_RATIO, targetKind: "ratio_max" }))
+  if (cliError !== undefined) return report(errorFigure(BENCH, metric, cliError, { peerName, target: COLD_START_TARGET_RATIO, targetKind: "ratio_max" }))
   try {
     const ours: Array<number> = []
     const theirs: Array<number> = []
@@ -306,7 +287,7 @@ const measureColdStart = (): void => {
       const order = i % 2 === 0 ? ([runOurs, runPeer] as const) : ([runPeer, runOurs] as const)
       for (const run of order) {
         const r = run()
-        if (r.error !== undefined) return report(errorFigure(metric, `run ${i}: ${r.error}`, { peerName, target: COLD_START_TARGET_RATIO, targetKind: "ratio_max" }))
+        if (r.error !== undefined) return report(errorFigure(BENCH, metric, `run ${i}: ${r.error}`, { peerName, target: COLD_START_TARGET_RATIO, targetKind: "ratio_max" }))
         if (i >= COLD_WARMUP) (run === runOurs ? ours : theirs).push(r.ms)
       }
     }
@@ -328,7 +309,7 @@ const measureColdStart = (): void => {
       peerSpread: spread(theirs)
     })
   } catch (e) {
-    report(errorFigure(metric, `threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, { peerName, target: COLD_START_TARGET_RATIO, targetKind: "ratio_max" }))
+    report(errorFigure(BENCH, metric, `threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, { peerName, target: COLD_START_TARGET_RATIO, targetKind: "ratio_max" }))
   }
 }
 

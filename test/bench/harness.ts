@@ -203,3 +203,32 @@ export const ensureCliBundle = (root: string): { readonly error?: string; readon
   if (!fs.existsSync(bin)) return { error: "packages/cli/bin/forkjoin.mjs (the launcher) is missing" }
   return warning === undefined ? {} : { warning }
 }
+
+/** A figure that reports a failure instead of a measurement. */
+export const errorFigure = (bench: string, metric: string, error: string, extra: Partial<Figure> = {}): Figure => ({
+  bench,
+  metric,
+  ours: null,
+  peer: null,
+  ratio: null,
+  peerName: null,
+  ...extra,
+  error
+})
+
+/** Min, p90 and max of samples, rounded. */
+export const spread = (xs: ReadonlyArray<number>) => ({
+  min: round(Math.min(...xs)),
+  p90: round(percentile(xs, 90)),
+  max: round(Math.max(...xs))
+})
+
+/** Where two byte arrays first differ, with context, for a correctness failure message. */
+export const firstDifference = (actual: Uint8Array, expected: Uint8Array): string => {
+  const n = Math.min(actual.length, expected.length)
+  let i = 0
+  while (i < n && actual[i] === expected[i]) i++
+  const line = Buffer.from(expected.subarray(0, i)).toString("utf8").split("\n").length
+  const show = (b: Uint8Array) => JSON.stringify(Buffer.from(b.subarray(Math.max(0, i - 40), i + 40)).toString("utf8"))
+  return `sizes ${actual.length} vs expected ${expected.length}; first difference at byte ${i} (line ${line}): got ${show(actual)}, expected ${show(expected)}`
+}

@@ -55,7 +55,7 @@ import { scripted, Driver } from "../../packages/runtime/src/Driver.ts"
 import * as Session from "../../packages/runtime/src/Session.ts"
 import * as WriteScope from "../../packages/runtime/src/WriteScope.ts"
 import type { Changeset, TaskId, ThreadId } from "../../packages/schema/src/index.ts"
-import { type Figure, emitJson, median, note, percentile, printTable, round, wantsJson } from "./harness.ts"
+import { type Figure, emitJson, errorFigure, median, note, printTable, round, spread, wantsJson } from "./harness.ts"
 
 const BENCH = "overlay"
 const SIZES = [2_000, 20_000] as const
@@ -421,8 +421,6 @@ const main = async (): Promise<void> => {
     if (figure.error !== undefined) failed = true
     if (json) emitJson(figure)
   }
-  const errorFigure = (metric: string, error: string): Figure => ({ bench: BENCH, metric, ours: null, peer: null, ratio: null, peerName: null, error })
-  const spread = (xs: ReadonlyArray<number>) => ({ min: round(Math.min(...xs)), p90: round(percentile(xs, 90)), max: round(Math.max(...xs)) })
 
   const started = Date.now()
   const ready: Array<Setup> = []
@@ -544,7 +542,7 @@ const main = async (): Promise<void> => {
         // overlay_child_ms: the 20k figure against the 2k one (target), the 2k one against the direct engine.
         {
           const metric = `overlay_child_ms_${l}`
-          if (overlayError !== undefined || childMedian === null) report(errorFigure(metric, overlayError ?? "no runs"))
+          if (overlayError !== undefined || childMedian === null) report(errorFigure(BENCH, metric, overlayError ?? "no runs"))
           else {
             const scaled = s.size !== 2_000
             const peer = scaled ? smallChild : directMedian
@@ -572,7 +570,7 @@ const main = async (): Promise<void> => {
         }
         {
           const metric = `export_ms_${l}`
-          if (overlayError !== undefined || exportMedian === null) report(errorFigure(metric, overlayError ?? "no runs"))
+          if (overlayError !== undefined || exportMedian === null) report(errorFigure(BENCH, metric, overlayError ?? "no runs"))
           else {
             const scaled = s.size !== 2_000
             report({
@@ -595,7 +593,7 @@ const main = async (): Promise<void> => {
         }
         {
           const metric = `direct_engine_ms_${l}`
-          if (directError !== undefined || directMedian === null) report(errorFigure(metric, directError ?? "no runs"))
+          if (directError !== undefined || directMedian === null) report(errorFigure(BENCH, metric, directError ?? "no runs"))
           else {
             report({
               bench: BENCH,
@@ -618,7 +616,7 @@ const main = async (): Promise<void> => {
       }
     }
   } catch (e) {
-    report(errorFigure("setup", `threw: ${errorText(e)}`))
+    report(errorFigure(BENCH, "setup", `threw: ${errorText(e)}`))
   } finally {
     for (const c of cleanups.reverse()) await c().catch((e: unknown) => note(`cleanup failed: ${errorText(e)}`))
     fs.rmSync(tmp, { recursive: true, force: true })

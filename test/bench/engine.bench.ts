@@ -32,7 +32,7 @@ import * as Result from "effect/Result"
 import { openWorkspace, type Workspace } from "../../packages/engine/src/Facade.ts"
 import { type FileState, parsePatch, planPatch } from "../../packages/patch/src/index.ts"
 import { CODEX_PEER_NAME, type CodexPeer, type CodexUnavailable, ensureCodex } from "./codex.ts"
-import { type FormatWorkload, makeFormatWorkload } from "./fixture.ts"
+import { type FormatWorkload, makeFormatWorkload, oneLineUpdatePatch } from "./fixture.ts"
 import { cliPaths, ensureCliBundle, errorFigure, type Figure, emitJson, firstDifference, onlyMetrics, spread, median, note, printTable, repoRoot, round, runFailure, timeSpawn, wantsJson } from "./harness.ts"
 
 const BENCH = "engine"
@@ -492,17 +492,7 @@ const main = async (): Promise<void> => {
       const l = 3 + ((k * 7 + f * 3) % (SMALL_LINES - 6))
       const old = lines[l]!
       const next = old.replace(/= \d+/, `= ${100_000 + counter++}`)
-      const patch = [
-        "*** Begin Patch",
-        `*** Update File: ${names[f]!}`,
-        "@@",
-        ...lines.slice(l - 3, l).map((s) => ` ${s}`),
-        `-${old}`,
-        `+${next}`,
-        ...lines.slice(l + 1, l + 4).map((s) => ` ${s}`),
-        "*** End Patch",
-        ""
-      ].join("\n")
+      const patch = oneLineUpdatePatch(names[f]!, lines, l, next)
       lines[l] = next
       return patch
     }

@@ -176,3 +176,17 @@ export const makeFormatWorkload = (seed: number, lines: number, chunks: number, 
     chunkCount: chunks
   }
 }
+
+/** A patch replacing line `l` of `lines` (a file at `path`) with `next`, 3 context lines each side. */
+export const oneLineUpdatePatch = (path: string, lines: ReadonlyArray<string>, l: number, next: string): string =>
+  [
+    "*** Begin Patch",
+    `*** Update File: ${path}`,
+    "@@",
+    ...lines.slice(Math.max(0, l - 3), l).map((s) => ` ${s}`),
+    `-${lines[l]!}`,
+    `+${next}`,
+    ...lines.slice(l + 1, l + 4).map((s) => ` ${s}`),
+    "*** End Patch",
+    ""
+  ].join("\n")

@@ -56,6 +56,7 @@ import * as Session from "../../packages/runtime/src/Session.ts"
 import * as WriteScope from "../../packages/runtime/src/WriteScope.ts"
 import type { Changeset, TaskId, ThreadId } from "../../packages/schema/src/index.ts"
 import { type Figure, emitJson, errorFigure, median, note, printTable, round, spread, wantsJson } from "./harness.ts"
+import { oneLineUpdatePatch } from "./fixture.ts"
 
 const BENCH = "overlay"
 const SIZES = [2_000, 20_000] as const
@@ -157,17 +158,7 @@ const editOf = (i: number): Edit => {
   const next = old.replace(/= (\d+) /, "= $1 + 1 ")
   if (next === old) throw new Error(`workload: line ${l} of file ${i} has no number to edit`)
   const p = relPathOf(i)
-  const patch = [
-    "*** Begin Patch",
-    `*** Update File: ${p}`,
-    "@@",
-    ...lines.slice(l - 3, l).map((s) => ` ${s}`),
-    `-${old}`,
-    `+${next}`,
-    ...lines.slice(l + 1, l + 4).map((s) => ` ${s}`),
-    "*** End Patch",
-    ""
-  ].join("\n")
+  const patch = oneLineUpdatePatch(p, lines, l, next)
   const original = textOf(lines)
   const edited = [...lines]
   edited[l] = next

@@ -14,16 +14,13 @@ import type * as HistoryModule from "./History.ts"
 // Loaded on demand: the views, provider formats and git export are a large part of the bundle
 // and `forkjoin apply` should not pay their start-up.
 const loadHistory = Effect.promise(() => import("./History.ts"))
-import { CommandExit, EXIT_REJECTED, EXIT_USAGE, writeStderr, writeStdout } from "./internal/output.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { CommandExit, EXIT_REJECTED, usageFailure, writeStderr, writeStdout } from "./internal/output.ts"
 
 
 const common = {
-  workspace: Flag.String("workspace").pipe(Flag.withMetavar("DIR"), Flag.withDescription("Workspace root (required)")),
-  db: Flag.String("db").pipe(
-    Flag.withMetavar("FILE"),
-    Flag.withDescription("Patch history database (default <workspace>/.forkjoin/history.db)"),
-    Flag.optional
-  ),
+  workspace: workspaceFlag(),
+  db: dbFlag,
   thread: Flag.String("thread").pipe(
     Flag.withMetavar("ID"),
     Flag.withDescription("The caller's thread (default 'cli'): the query sees it and its registered descendants only"),
@@ -60,6 +57,19 @@ type Common = {
   readonly maxBytes: Option.Option<number>
 }
 
+/** Maps a history command's failures to its output and exit code (1 refused, 2 usage). */
+const failWith = (History: typeof HistoryModule, name: string, json: boolean) => <A, R>(
+  effect: Effect.Effect<A, HistoryModule.HistoryCommandError | UsageError, R>
+) =>
+  effect.pipe(
+    Effect.catchTag("HistoryCommandError", (e) =>
+      Effect.flatMap(
+        json ? writeStdout(History.renderErrorJson(e)) : writeStderr(`error[${e.code}]: ${e.message}\n`),
+        () => Effect.fail(new CommandExit({ exitCode: EXIT_REJECTED }))
+      )),
+    Effect.catchTag("UsageError", usageFailure(`history ${name}`))
+  )
+
 /** Runs a view, prints it, and maps failures to exit codes. */
 const runView = (name: string, input: Common, request: HistoryModule.ViewRequest) =>
   Effect.flatMap(loadHistory, (History) => History.view(
@@ -72,16 +82,7 @@ const runView = (name: string, input: Common, request: HistoryModule.ViewRequest
     request
   ).pipe(
     Effect.flatMap((result) => writeStdout(input.json ? History.renderJson(result) : History.renderText(result))),
-    Effect.catchTag("HistoryCommandError", (e) =>
-      Effect.flatMap(
-        input.json ? writeStdout(History.renderErrorJson(e)) : writeStderr(`error[${e.code}]: ${e.message}\n`),
-        () => Effect.fail(new CommandExit({ exitCode: EXIT_REJECTED }))
-      )),
-    Effect.catchTag("UsageError", (e) =>
-      Effect.flatMap(
-        writeStderr(`error: ${e.message}\nRun 'forkjoin history ${name} --help' for usage.\n`),
-        () => Effect.fail(new CommandExit({ exitCode: EXIT_USAGE }))
-      ))
+    failWith(History, name, input.json)
   ))
 
 const timeline = Command.make(
@@ -146,22 +147,6 @@ const file = Command.make(
 ).pipe(Command.withShortDescription("One file's history across the thread and its descendants, moves followed"))
 
 const { cursor: _c, limit: _l, maxBytes: _m, ...target } = common
-
-const failWith = (History: typeof HistoryModule, name: string, json: boolean) => <A, R>(
-  effect: Effect.Effect<A, HistoryModule.HistoryCommandError | UsageError, R>
-) =>
-  effect.pipe(
-    Effect.catchTag("HistoryCommandError", (e) =>
-      Effect.flatMap(
-        json ? writeStdout(History.renderErrorJson(e)) : writeStderr(`error[${e.code}]: ${e.message}\n`),
-        () => Effect.fail(new CommandExit({ exitCode: EXIT_REJECTED }))
-      )),
-    Effect.catchTag("UsageError", (e) =>
-      Effect.flatMap(
-        writeStderr(`error: ${e.message}\nRun 'forkjoin history ${name} --help' for usage.\n`),
-        () => Effect.fail(new CommandExit({ exitCode: EXIT_USAGE }))
-      ))
-  )
 
 const ingest = Command.make(
   "ingest",

@@ -16,7 +16,8 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import { EngineError, toBody } from "@forkjoin/schema/EngineError"
 import * as Apply from "./Apply.ts"
-import { CommandExit, EXIT_REJECTED, EXIT_USAGE, writeStderr, writeStdout } from "./internal/output.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { CommandExit, EXIT_REJECTED, EXIT_USAGE, usageFailure, writeStderr, writeStdout } from "./internal/output.ts"
 import { history } from "./HistoryCommand.ts"
 
 // Inlined by scripts/build.mjs from the root package.json "version".
@@ -35,17 +36,8 @@ const apply = Command.make(
       Argument.withDescription("File holding the apply_patch text; '-' or omitted reads it from stdin"),
       Argument.optional
     ),
-    workspace: Flag.String("workspace").pipe(
-      Flag.withMetavar("DIR"),
-      Flag.withDescription("Workspace root the patch's relative paths are resolved against (required)")
-    ),
-    db: Flag.String("db").pipe(
-      Flag.withMetavar("FILE"),
-      Flag.withDescription(
-        "Patch history database (default <workspace>/.forkjoin/history.db, created on first use)"
-      ),
-      Flag.optional
-    ),
+    workspace: workspaceFlag("Workspace root the patch's relative paths are resolved against (required)"),
+    db: dbFlag,
     profile: Flag.Literals("profile", ["native", "codex"]).pipe(
       Flag.withMetavar("native|codex"),
       Flag.withDescription(
@@ -98,12 +90,7 @@ const apply = Command.make(
       return yield* new CommandExit({ exitCode: EXIT_REJECTED })
     }
     yield* writeStdout(input.json ? Apply.renderJson(outcome) : Apply.renderSuccess(Apply.summaryOf(outcome)))
-  }, Effect.catchTag("UsageError", (error) =>
-    // Usage errors never print JSON: like flag errors, they mean the request was never made.
-    Effect.flatMap(
-      writeStderr(`error: ${error.message}\nRun 'forkjoin apply --help' for usage.\n`),
-      () => Effect.fail(new CommandExit({ exitCode: EXIT_USAGE }))
-    )))
+  }, Effect.catchTag("UsageError", usageFailure("apply")))
 ).pipe(
   Command.withDescription(
     "Apply one Codex apply_patch patch to a workspace through the native engine, all or nothing. The patch is " +
@@ -130,12 +117,8 @@ const apply = Command.make(
 const repair = Command.make(
   "repair",
   {
-    workspace: Flag.String("workspace").pipe(Flag.withMetavar("DIR"), Flag.withDescription("Workspace root (required)")),
-    db: Flag.String("db").pipe(
-      Flag.withMetavar("FILE"),
-      Flag.withDescription("Patch history database (default <workspace>/.forkjoin/history.db)"),
-      Flag.optional
-    ),
+    workspace: workspaceFlag(),
+    db: dbFlag,
     json: Flag.Boolean("json").pipe(
       Flag.withDescription("Print one JSON line: {\"ok\":true,\"outcomes\":[...]} or {\"ok\":false,\"error\":{...}}"),
       Flag.withDefault(false)
@@ -159,11 +142,7 @@ const repair = Command.make(
           : outcome.outcomes.map((o) => `${o.action} ${o.transactionId}: ${o.message}\n`).join("")
       )
     }
-  }, Effect.catchTag("UsageError", (error) =>
-    Effect.flatMap(
-      writeStderr(`error: ${error.message}\nRun 'forkjoin repair --help' for usage.\n`),
-      () => Effect.fail(new CommandExit({ exitCode: EXIT_USAGE }))
-    )))
+  }, Effect.catchTag("UsageError", usageFailure("repair")))
 ).pipe(
   Command.withDescription(
     "Finish, undo or flag every change a crashed forkjoin process left half-done (SPEC §4.5): all files at " +
@@ -182,12 +161,8 @@ const run = Command.make(
   "run",
   {
     planFile: Argument.String("PLAN.json").pipe(Argument.withDescription("Plan file (schemaVersion 1): the tasks to run as children")),
-    workspace: Flag.String("workspace").pipe(Flag.withMetavar("DIR"), Flag.withDescription("Workspace root (required)")),
-    db: Flag.String("db").pipe(
-      Flag.withMetavar("FILE"),
-      Flag.withDescription("Patch history database (default <workspace>/.forkjoin/history.db)"),
-      Flag.optional
-    ),
+    workspace: workspaceFlag(),
+    db: dbFlag,
     json: Flag.Boolean("json").pipe(
       Flag.withDescription("Print one JSON line: {\"runId\",\"results\":[{\"id\",\"status\",\"observations\",\"changeset\"?}]}"),
       Flag.withDefault(false)
@@ -210,11 +185,7 @@ const run = Command.make(
     yield* writeStdout(input.json ? Run.renderJson(result) : Run.renderText(result))
     const code = Run.exitCodeOf(result)
     if (code !== 0) return yield* new CommandExit({ exitCode: code })
-  }, Effect.catchTag("UsageError", (error) =>
-    Effect.flatMap(
-      writeStderr(`error: ${error.message}\nRun 'forkjoin run --help' for usage.\n`),
-      () => Effect.fail(new CommandExit({ exitCode: EXIT_USAGE }))
-    )))
+  }, Effect.catchTag("UsageError", usageFailure("run")))
 ).pipe(
   Command.withDescription(
     "Run a plan's children (SPEC §5, §6.1-6.3): mutating tasks stage their edits in an overlay confined to their " +

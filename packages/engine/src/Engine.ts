@@ -235,27 +235,20 @@ const snapshotOf = (bytes: Uint8Array, mode: number, hash: Sha256Hash): Snapshot
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0
 
-/** Probes whether the filesystem under `dir` folds letter case. */
-const probeCaseInsensitive = (dir: string): boolean => {
-  const probe = path.join(dir, `.fj-case-${randomUUID()}`)
-  try {
-    fs.writeFileSync(probe, "")
-    return fs.existsSync(probe.toUpperCase().replace(dir.toUpperCase(), dir))
-  } catch {
-    return false
-  } finally {
-    fs.rmSync(probe, { force: true })
-  }
-}
-
-/** The mode a new file gets under this process's umask, probed once. */
-const probeNewFileMode = (dir: string): number => {
-  const probe = path.join(dir, `.fj-mode-${randomUUID()}`)
+/**
+ * One probe file tells two facts about the workspace filesystem: whether it folds letter case,
+ * and the mode a new file gets under this process's umask.
+ */
+const probeFilesystem = (dir: string): { readonly caseInsensitive: boolean; readonly newFileMode: number } => {
+  const probe = path.join(dir, `.fj-probe-${randomUUID()}`)
   try {
     fs.writeFileSync(probe, "", { mode: 0o666 })
-    return fs.statSync(probe).mode & 0o7777
+    return {
+      caseInsensitive: fs.existsSync(path.join(dir, path.basename(probe).toUpperCase())),
+      newFileMode: fs.statSync(probe).mode & 0o7777
+    }
   } catch {
-    return 0o644
+    return { caseInsensitive: false, newFileMode: 0o644 }
   } finally {
     fs.rmSync(probe, { force: true })
   }
@@ -280,7 +273,8 @@ const make = (config: EngineConfig) =>
     })
     const stateDir = path.join(root, ".forkjoin")
     fs.mkdirSync(stateDir, { recursive: true })
-    const caseInsensitive = config.caseInsensitive ?? probeCaseInsensitive(stateDir)
+    const probed = probeFilesystem(stateDir)
+    const caseInsensitive = config.caseInsensitive ?? probed.caseInsensitive
     const ctx: ResolveContext = {
       root,
       allowedRoots: (config.allowedRoots ?? []).map((r) => {
@@ -293,7 +287,7 @@ const make = (config: EngineConfig) =>
       denied: (config.deniedGlobs ?? DEFAULT_DENIED_GLOBS).map((glob) => ({ glob, re: compileGlob(glob, caseInsensitive) })),
       caseInsensitive
     }
-    const newFileMode = probeNewFileMode(stateDir)
+    const newFileMode = probed.newFileMode
     const environmentId = environmentIdOf(root)
     const lock = new WorkspaceLock(path.join(stateDir, "lock.db"))
     yield* Effect.addFinalizer(() => Effect.sync(() => lock.close()))

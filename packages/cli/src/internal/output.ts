@@ -23,3 +23,13 @@ export class CommandExit extends Schema.TaggedError<CommandExit>()("CommandExit"
 export const writeStdout = (text: string) => Effect.sync(() => process.stdout.write(text))
 /** Writes to stderr as is. */
 export const writeStderr = (text: string) => Effect.sync(() => process.stderr.write(text))
+
+/**
+ * The handler for a `UsageError`: message and help hint on stderr (never JSON: like a flag
+ * error, it means the request was never made), exit 2.
+ */
+export const usageFailure = (command: string) => (error: { readonly message: string }) =>
+  Effect.flatMap(
+    writeStderr(`error: ${error.message}\nRun 'forkjoin ${command} --help' for usage.\n`),
+    () => Effect.fail(new CommandExit({ exitCode: EXIT_USAGE }))
+  )

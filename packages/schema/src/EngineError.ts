@@ -22,7 +22,9 @@ export class EngineError extends Schema.TaggedError<EngineError>()("EngineError"
   /** 1-based line of the patch text, for `patch_syntax`. */
   line: Schema.optional(Schema.Number),
   /** 1-based file lines where an ambiguous chunk matched, for `ambiguous_context`. */
-  candidates: Schema.optional(Schema.Array(Schema.Number))
+  candidates: Schema.optional(Schema.Array(Schema.Number)),
+  /** The underlying failure (a system error, a database error), kept for logs; never on the wire. */
+  cause: Schema.optional(Schema.Defect())
 }) {}
 
 /**
@@ -47,7 +49,7 @@ export const EngineErrorBody = Schema.Struct({
 export type EngineErrorBody = typeof EngineErrorBody.Type
 
 /**
- * Projects an error onto its wire body (drops the tag and the stack).
+ * Projects an error onto its wire body (drops the tag, the stack and the cause).
  *
  * @category combinators
  * @since 0.1.0

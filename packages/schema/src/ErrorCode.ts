@@ -31,7 +31,8 @@ export const EngineErrorCode = Schema.Literals([
   "budget_exceeded",
   "stale_file",
   "lock_timeout",
-  "commit_failed"
+  "commit_failed",
+  "history_unavailable"
 ])
 
 /**

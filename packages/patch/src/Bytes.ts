@@ -1,0 +1,27 @@
+/**
+ * Byte-level identity: the content address (`sha256:<hex>`) every snapshot, blob, journal entry
+ * and changeset uses, and byte equality. One definition, so every layer names content the same.
+ *
+ * @since 0.1.0
+ */
+import type { Sha256Hash } from "@forkjoin/schema"
+import { Buffer } from "node:buffer"
+import { createHash } from "node:crypto"
+
+/**
+ * The content address of bytes: `sha256:` and 64 lowercase hex digits.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const sha256 = (bytes: Uint8Array | string): Sha256Hash =>
+  `sha256:${createHash("sha256").update(bytes).digest("hex")}` as Sha256Hash
+
+/**
+ * True when both byte arrays hold the same bytes (a native compare).
+ *
+ * @category guards
+ * @since 0.1.0
+ */
+export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
+  a === b || (a.length === b.length && Buffer.compare(a, b) === 0)

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type { ChangeKind } from "@forkjoin/schema"
 
 /**
  * `codex` reproduces Codex `apply_patch` outcomes (atomically); `native` is the safe default
@@ -49,7 +50,7 @@ export interface PlanOptions {
  * @since 0.1.0
  */
 export interface PlannedFile {
-  readonly kind: "add" | "replace" | "update" | "delete" | "move"
+  readonly kind: ChangeKind
   readonly path: string
   readonly moveFrom?: string
   readonly before: Uint8Array | undefined

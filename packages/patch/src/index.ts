@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 export * from "./Bytes.ts"
+export * as NetChange from "./NetChange.ts"
 export * from "./Plan.ts"
 export * from "./Parser.ts"
 export * from "./Planner.ts"

@@ -11,7 +11,7 @@
  */
 import * as Schema from "effect/Schema"
 import { RecordId, RelativePath, Sha256Hash, ThreadId, TransactionId, TurnId } from "./Ids.ts"
-import { Authority, Exactness, FileChange, Outcome, PatchHistoryRecord, Provenance } from "./PatchHistoryRecord.ts"
+import { Authority, ChangeKind, Exactness, FileChange, Outcome, PatchHistoryRecord, Provenance } from "./PatchHistoryRecord.ts"
 import { Snapshot } from "./Snapshot.ts"
 import { UtcTimestamp } from "./UtcTimestamp.ts"
 
@@ -134,7 +134,7 @@ export type TurnPage = typeof TurnPage.Type
  * @since 0.1.0
  */
 export const RecordDiffFile = Schema.Struct({
-  kind: Schema.Literals(["add", "replace", "update", "delete", "move"]),
+  kind: ChangeKind,
   path: RelativePath,
   moveFrom: Schema.optionalKey(RelativePath),
   beforeHash: Schema.optionalKey(Sha256Hash),

@@ -24,6 +24,7 @@
  *
  * @since 0.1.0
  */
+import { sha256 } from "@forkjoin/patch/Bytes"
 import {
   type EnvironmentId,
   JournalIntentFromJson,
@@ -50,7 +51,6 @@ import {
   prepareRecordSync,
   type RecordRow,
   recordOf,
-  sha256,
   SQL as RECORD_SQL
 } from "./internal/records.ts"
 import { type Connection, type Migration, Sqlite, type SqliteOptions } from "./Sqlite.ts"
@@ -226,7 +226,7 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
   // their step in `StoreError.operation`, and the engine's own spans cover these calls.
 
   const putBlobs = Effect.fnUntraced(function*(blobs: ReadonlyArray<Uint8Array>) {
-    const hashes = blobs.map(sha256)
+    const hashes = blobs.map((bytes) => sha256(bytes))
     if (blobs.length === 0) return hashes
     yield* sql.transaction("HistoryStore.putBlobs", (c) => {
       blobs.forEach((bytes, i) => c.run(RECORD_SQL.insertBlob, hashes[i]!, bytes.byteLength, bytes))
@@ -286,7 +286,7 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     })
     // The engine hashed these bytes a moment ago in this process; hashing 2 x 5 MB again
     // costs ~5 ms per large apply.
-    const hashes = knownHashes !== undefined && knownHashes.length === blobs.length ? knownHashes : blobs.map(sha256)
+    const hashes = knownHashes !== undefined && knownHashes.length === blobs.length ? knownHashes : blobs.map((bytes) => sha256(bytes))
     const given = new Set<string>(hashes)
     yield* sql.transaction(operation, (c) => {
       // Skip blobs already stored: INSERT OR IGNORE would still copy the bytes into SQLite.

@@ -15,21 +15,16 @@
  *
  * @since 0.1.0
  */
-import { describeText } from "@forkjoin/patch/TextInfo"
-import {
-  type EnvironmentId,
-  type FileChange,
-  PatchHistoryRecord,
-  RecordDraft,
-  RelativePath,
-  type Snapshot
-} from "@forkjoin/schema"
+import { sha256 } from "@forkjoin/patch/Bytes"
+import { snapshotOf } from "@forkjoin/patch/Snapshot"
+import { type EnvironmentId, type FileChange, PatchHistoryRecord, RecordDraft, type Snapshot } from "@forkjoin/schema"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { createHash, randomUUID } from "node:crypto"
+import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { StoreError } from "./HistoryStore.ts"
@@ -40,7 +35,15 @@ import {
   type PathMapper,
   type ProviderFormat
 } from "./internal/providerFormats.ts"
-import { insertBlobs, insertRecord, prepareRecordSync, type PreparedRecord, recordOf, sha256 } from "./internal/records.ts"
+import {
+  decodeRecordJsonRow,
+  insertBlobs,
+  insertRecord,
+  prepareRecordSync,
+  type PreparedRecord,
+  recordOf
+} from "./internal/records.ts"
+import { type PathRefusal, workspacePathOf } from "./internal/requestPath.ts"
 import { type Connection, Sqlite, type SqliteOptions } from "./Sqlite.ts"
 
 /**
@@ -62,7 +65,8 @@ export type { ProviderFormat } from "./internal/providerFormats.ts"
 export class IngestError extends Schema.TaggedError<IngestError>()("IngestError", {
   operation: Schema.String,
   reason: Schema.Literals(["Malformed", "PathRefused", "Conflict", "NotFound", "NotAggregate"]),
-  detail: Schema.String
+  detail: Schema.String,
+  cause: Schema.optional(Schema.Defect())
 }) {
   override get message() {
     return `${this.operation}: ${this.detail}`
@@ -125,41 +129,31 @@ const SQL = {
     "LEFT JOIN provider_events e ON e.record_id = r.record_id WHERE r.record_id = ?"
 } as const
 
-const decodeRecordJson = Schema.decodeUnknownSync(Schema.fromJsonString(PatchHistoryRecord))
 const decodeDraft = Schema.decodeUnknownSync(RecordDraft)
 const ID_PART = /^[A-Za-z0-9._:-]{1,200}$/
 const DEFAULT_MODE = 0o644
 
-const snapshotOf = (bytes: Uint8Array, mode: number): Snapshot => {
-  const info = describeText(bytes)
-  return {
-    hash: sha256(bytes),
-    bytes: bytes.byteLength,
-    encoding: info.encoding,
-    lineEnding: info.lineEnding,
-    finalNewline: info.finalNewline,
-    mode
-  } as Snapshot
-}
-
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text)
 
-/** A path mapper for a workspace: relative paths must already be clean; absolute ones must be inside `root`. */
+/** How ingestion words a refused event path. */
+const refusalDetail = (raw: string, root: string | undefined, refusal: PathRefusal): string => {
+  switch (refusal) {
+    case "absolute_without_root":
+      return `${raw} is absolute and no workspace root is known`
+    case "outside_workspace":
+      return `${raw} is outside the workspace ${root}`
+    case "escaping":
+      return `${raw} leaves the workspace through '..'`
+    case "empty":
+    case "not_normalized":
+      return `${raw} is not a normalized workspace-relative path`
+  }
+}
+
+/** A path mapper for a workspace: the views' request-path rule (`workspacePathOf`), worded for ingestion. */
 const mapperFor = (root: string | undefined): PathMapper => (raw) => {
-  let p = raw
-  if (path.isAbsolute(p)) {
-    if (root === undefined) return { refused: `${raw} is absolute and no workspace root is known` }
-    const rel = path.relative(root, path.resolve(p))
-    if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) {
-      return { refused: `${raw} is outside the workspace ${root}` }
-    }
-    p = rel.split(path.sep).join("/")
-  }
-  if (p.split("/").includes("..")) return { refused: `${raw} leaves the workspace through '..'` }
-  if (Schema.decodeUnknownExit(RelativePath)(p)._tag === "Failure") {
-    return { refused: `${raw} is not a normalized workspace-relative path` }
-  }
-  return { path: p }
+  const mapped = workspacePathOf(root, raw)
+  return Result.isSuccess(mapped) ? { path: mapped.success } : { refused: refusalDetail(raw, root, mapped.failure) }
 }
 
 /** What an ingestion will write: the prepared record, its blobs and the raw event. */
@@ -191,10 +185,13 @@ export const make = (config: {
       const where = index < 0 ? "" : ` (event ${index + 1})`
       const parsed = parseEvent(request.format, request.text, mapPath)
       if (typeof parsed === "string") {
-        const refused = / is outside | leaves the workspace| is absolute | not a normalized/.test(parsed)
-        throw new IngestError({ operation, reason: refused ? "PathRefused" : "Malformed", detail: `${request.format}${where}: ${parsed}` })
+        throw new IngestError({ operation, reason: "Malformed", detail: `${request.format}${where}: ${parsed}` })
       }
-      const digest = createHash("sha256").update(request.format).update("\0").update(request.text).digest("hex")
+      if ("refused" in parsed) {
+        throw new IngestError({ operation, reason: "PathRefused", detail: `${request.format}${where}: ${parsed.refused}` })
+      }
+      // The same bytes as hashing format, NUL, text in turn: ids of stored events stay stable.
+      const digest = sha256(`${request.format}\0${request.text}`).slice("sha256:".length)
       const id = request.id ?? `${request.format}-${digest.slice(0, 24)}`
       if (!ID_PART.test(id)) {
         throw new IngestError({ operation, reason: "Malformed", detail: `the event id ${JSON.stringify(id)} must be 1-200 of [A-Za-z0-9._:-]` })
@@ -243,7 +240,8 @@ export const make = (config: {
         throw new IngestError({
           operation,
           reason: "Malformed",
-          detail: `${request.format}${where}: the event does not make a valid record: ${e instanceof Error ? e.message : String(e)}`
+          detail: `${request.format}${where}: the event does not make a valid record: ${e instanceof Error ? e.message : String(e)}`,
+          cause: e
         })
       }
       return {
@@ -264,7 +262,7 @@ export const make = (config: {
           p.transactionId
         )
         if (existing !== undefined) {
-          if (existing.payload === p.payload) return decodeRecordJson(existing.record_json)
+          if (existing.payload === p.payload) return decodeRecordJsonRow(operation, existing)
           throw new IngestError({
             operation,
             reason: "Conflict",
@@ -364,21 +362,26 @@ export const make = (config: {
         if (root === undefined) {
           return yield* new IngestError({ operation, reason: "NotFound", detail: "verification needs the workspace root" })
         }
-        const row = yield* sql.run(operation, (c) =>
-          c.get<{ record_id: string; environment_id: string; record_json: string; format: string | null; payload: string | null }>(
-            SQL.recordById,
-            recordId
-          ))
-        if (row === undefined || row.environment_id !== env) {
+        // Decoded inside the read: a row that does not decode is a corrupt store (`StoreError`).
+        const found = yield* sql.run(operation, (c) => {
+          const row = c.get<
+            { record_id: string; environment_id: string; record_json: string; format: string | null; payload: string | null }
+          >(SQL.recordById, recordId)
+          return row === undefined || row.environment_id !== env
+            ? undefined
+            : { row, aggregate: decodeRecordJsonRow(operation, row) }
+        })
+        if (found === undefined) {
           return yield* new IngestError({ operation, reason: "NotFound", detail: `no record ${recordId} in this workspace's history` })
         }
-        const aggregate = decodeRecordJson(row.record_json)
+        const { aggregate, row } = found
         if (aggregate.provenance !== "provider_aggregate" || row.format === null || row.payload === null) {
           return yield* new IngestError({ operation, reason: "NotAggregate", detail: `${recordId} is not an ingested provider aggregate` })
         }
         const parsed = parseEvent(row.format as ProviderFormat, row.payload, mapPath)
-        if (typeof parsed === "string") {
-          return yield* new IngestError({ operation, reason: "Malformed", detail: `the stored event no longer parses: ${parsed}` })
+        if (typeof parsed === "string" || "refused" in parsed) {
+          const why = typeof parsed === "string" ? parsed : parsed.refused
+          return yield* new IngestError({ operation, reason: "Malformed", detail: `the stored event no longer parses: ${why}` })
         }
         const blobs: Array<Uint8Array> = []
         const changes: Array<FileChange> = []
@@ -446,7 +449,7 @@ export const make = (config: {
               links: { verifies: aggregate.recordId }
             }),
           catch: (e) =>
-            new IngestError({ operation, reason: "Malformed", detail: `cannot build the verification record: ${String(e)}` })
+            new IngestError({ operation, reason: "Malformed", detail: `cannot build the verification record: ${String(e)}`, cause: e })
         })
         const prepared = yield* guarded(() => Effect.succeed(prepareRecordSync(operation, draft, now)))
         const ordinal = yield* sql.transaction(operation, (c) => {

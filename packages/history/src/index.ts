@@ -1,7 +1,8 @@
 /**
  * @forkjoin/history: the durable patch history (SPEC §4): the `HistoryStore` contract, its
  * SQLite implementation and layers, the small `Sqlite` service underneath, the history views
- * (`HistoryViews`), provider-aggregate ingestion (`ProviderAggregates`) and the git export.
+ * (`HistoryViews`), gap detection (`Gaps`), provider-aggregate ingestion (`ProviderAggregates`)
+ * and the git export.
  *
  * @since 0.1.0
  */
@@ -9,5 +10,6 @@ export * from "./HistoryStore.ts"
 export { layerMemory, layerNoDeps, layerSqlite, sqliteOptions } from "./HistoryStoreSqlite.ts"
 export { type Connection, type Migration, Sqlite, type SqliteOptions, type SqlValue } from "./Sqlite.ts"
 export * as Views from "./Views.ts"
+export * as Gaps from "./Gaps.ts"
 export * as ProviderAggregates from "./ProviderAggregates.ts"
 export * as GitExport from "./GitExport.ts"

@@ -176,6 +176,24 @@ describe("ProviderAggregates", () => {
         assert.deepStrictEqual(yield* rowCounts(), before)
       })))
 
+  it.effect("a path whose '..' stays inside the workspace is ingested under the path it names; one that escapes is refused", () =>
+    withWorkspace(() =>
+      Effect.gen(function*() {
+        const pa = yield* ProviderAggregates
+        const write = (file_path: string) => ({
+          format: "claude-tool-event" as const,
+          text: JSON.stringify({ tool_name: "Write", tool_input: { file_path, content: "x\n" } }),
+          threadId: "T",
+          turnId: "t"
+        })
+        const r = yield* pa.ingest(write("sub/../a.txt"))
+        assert.deepStrictEqual(r.changes.map((c) => c.path), ["a.txt"])
+        const refused = yield* Effect.flip(pa.ingest(write("sub/../../a.txt")))
+        assert.strictEqual(refused._tag === "IngestError" ? refused.reason : refused._tag, "PathRefused")
+        const empty = yield* Effect.flip(pa.ingest(write("sub/..")))
+        assert.strictEqual(empty._tag === "IngestError" ? empty.reason : empty._tag, "PathRefused")
+      })))
+
   it.effect("a diff whose hunks do not add up is ingested as uncertain", () =>
     withWorkspace(() =>
       Effect.gen(function*() {

@@ -281,6 +281,24 @@ describe("HistoryViews.file", () => {
       fs.rmSync(dir, { recursive: true, force: true })
     }))
 
+  it.effect("a '..' that stays inside the workspace pops a segment: a/../f.txt names f.txt", () =>
+    Effect.gen(function*() {
+      const dir = tmp()
+      const ws = path.join(dir, "ws")
+      fs.mkdirSync(ws)
+      yield* Effect.gen(function*() {
+        const views = yield* HistoryViews
+        const r = yield* commit(env, "A", "t", [{ add: "f.txt", after: "1\n" }])
+        for (const p of ["a/../f.txt", "a/b/../../f.txt", path.join(ws, "a", "..", "f.txt")]) {
+          const page = yield* views.file({ caller: "A", path: p, detectGaps: false })
+          assert.deepStrictEqual(page.items.map((i) => [i.recordId, i.change.path]), [[r.recordId, "f.txt"]], p)
+        }
+        const escaping = yield* Effect.flip(views.file({ caller: "A", path: "a/../../f.txt" }))
+        assert.strictEqual(escaping.reason, "PathRefused")
+      }).pipe(Effect.provide(layerBoth(path.join(dir, "h.db"), { environmentId: env, root: ws })))
+      fs.rmSync(dir, { recursive: true, force: true })
+    }))
+
   it.effect("records one gap when the file on disk differs from its last recorded content", () =>
     Effect.gen(function*() {
       const dir = tmp()

@@ -12,6 +12,7 @@
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import { firstProblem, jsonPath } from "./internal/schemaProblem.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -99,12 +100,9 @@ export type Action = typeof Action.Type
  * @category models
  * @since 0.1.0
  */
-export type ParsedAction =
-  | { readonly name: "read_file"; readonly args: { readonly path: string } }
-  | { readonly name: "list_dir"; readonly args: { readonly path: string } }
-  | { readonly name: "apply_patch"; readonly args: { readonly patch: string } }
-  | { readonly name: "begin_batch" | "commit_batch" | "abort_batch" | "finish"; readonly args: {} }
-  | { readonly name: "rollback_transaction" | "run_subagents" | "resolve_conflict"; readonly args: unknown }
+export type ParsedAction = {
+  readonly [K in ActionName]: { readonly name: K; readonly args: (typeof ActionArguments)[K]["Type"] }
+}[ActionName]
 
 /**
  * What every action returns: `ok`, a stable `code` when refused, a message a model can act
@@ -181,11 +179,11 @@ export const decodeAction = (raw: unknown, at = "$"): Result.Result<ParsedAction
   const args = (raw as Record<string, unknown>)[name]
   const decoded = Schema.decodeUnknownResult(ActionArguments[name] as Schema.Codec<unknown>, strict)(args)
   if (Result.isFailure(decoded)) {
-    const m = /\n\s*at ((?:\[[^\]]*\])+)/.exec(decoded.failure.message)
+    const problem = firstProblem(decoded.failure.issue)
     return Result.fail({
       code: "invalid_action",
-      path: `${at}.${name}${m === null ? "" : m[1]!.replace(/\["([^"]*)"\]/g, ".$1")}`,
-      message: `${name}: ${decoded.failure.message.split("\n")[0]}`
+      path: `${at}.${name}${jsonPath(problem.path)}`,
+      message: `${name}: ${problem.message}`
     })
   }
   return Result.succeed({ name, args: decoded.success } as ParsedAction)

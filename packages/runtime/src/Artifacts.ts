@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import { isInside } from "@forkjoin/patch"
 import { TaskId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -22,7 +23,8 @@ import * as path from "node:path"
 export class ArtifactError extends Schema.TaggedError<ArtifactError>()("ArtifactError", {
   operation: Schema.String,
   path: Schema.String,
-  detail: Schema.String
+  detail: Schema.String,
+  cause: Schema.optional(Schema.Defect())
 }) {
   override get message(): string {
     return `${this.operation} failed for '${this.path}': ${this.detail}`
@@ -39,8 +41,6 @@ export const defaultRunDirectory = (workspace: string, runId: string): string =>
 
 const isTaskId = Schema.is(TaskId)
 
-const isInside = (root: string, candidate: string): boolean => candidate.startsWith(root + path.sep)
-
 /**
  * A child's namespace `<runDir>/subagents/<task-id>`; an invalid task id is an `ArtifactError`.
  *
@@ -51,7 +51,8 @@ export const childDirectory = (runDir: string, taskId: string): Effect.Effect<st
   const base = path.resolve(runDir, "subagents")
   const dir = path.resolve(base, taskId)
   // TaskId already excludes separators, "." and ".."; the containment check is the backstop.
-  return isTaskId(taskId) && isInside(base, dir)
+  // A namespace is strictly below `subagents/`: the directory itself is nobody's namespace.
+  return isTaskId(taskId) && dir !== base && isInside(base, dir)
     ? Effect.succeed(dir)
     : Effect.fail(new ArtifactError({ operation: "Artifacts.childDirectory", path: taskId, detail: "not a valid task id for an artifact namespace" }))
 }
@@ -74,5 +75,5 @@ export const writeJson = (namespace: string, name: string, value: unknown): Effe
       fs.renameSync(temp, target)
       return target
     },
-    catch: (e) => new ArtifactError({ operation: "Artifacts.writeJson", path: path.join(namespace, name), detail: e instanceof Error ? e.message : String(e) })
+    catch: (e) => new ArtifactError({ operation: "Artifacts.writeJson", path: path.join(namespace, name), detail: e instanceof Error ? e.message : String(e), cause: e })
   })

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { sha256 } from "@forkjoin/engine/Engine"
+import { describeError, errnoOf, sha256 } from "@forkjoin/patch"
 import type { Sha256Hash } from "@forkjoin/schema"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -42,7 +42,7 @@ export class BlobStoreError extends Schema.TaggedError<BlobStoreError>()("BlobSt
       case "Corrupt":
         return `${this.operation}: the stored blob${which} does not match its hash; it was modified on disk.`
       case "Io":
-        return `${this.operation} failed${which} (${errnoOf(this.cause)}); check the blob directory's space and permissions.`
+        return `${this.operation} failed${which} (${describeError(this.cause)}); check the blob directory's space and permissions.`
     }
   }
 }
@@ -94,9 +94,6 @@ export const blobDirectory = (artifactsDir: string): string => path.join(artifac
  * @since 0.1.0
  */
 export const blobPath = (dir: string, hash: Sha256Hash): string => path.join(dir, "sha256", hash.slice("sha256:".length))
-
-const errnoOf = (e: unknown): string =>
-  typeof e === "object" && e !== null && "code" in e ? String(e.code) : e instanceof Error ? e.message : String(e)
 
 /**
  * An in-memory store (a fresh, private map).

@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import type { Engine } from "@forkjoin/engine/Engine"
-import type { ThreadId } from "@forkjoin/schema"
+import type { Changeset, ThreadId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as path from "node:path"
 import { encodeAction } from "./Action.ts"
@@ -36,7 +36,7 @@ export interface RunOptions {
 
 /**
  * One child's outcome: its last attempt's status and steps, and its changeset when it
- * finished cleanly (JSON form), with where its artifacts are.
+ * finished cleanly, with where its artifacts are.
  *
  * @category models
  * @since 0.1.0
@@ -46,7 +46,8 @@ export interface ChildResult {
   readonly status: Session.SessionStatus
   readonly attempts: number
   readonly observations: ReadonlyArray<Step>
-  readonly changeset?: unknown
+  /** Plain data (its JSON form is `Session.encodeChangeset` of it). */
+  readonly changeset?: Changeset
   readonly artifacts: string
 }
 
@@ -80,8 +81,8 @@ const runChild = (task: Task, options: RunOptions) =>
       )
     } while (result.status !== "finished" && attempts < task.maxAttempts)
     yield* Artifacts.writeJson(namespace, "trace.json", result.steps)
-    const changeset = result.changeset === undefined ? undefined : Session.encodeChangeset(result.changeset)
-    if (changeset !== undefined) yield* Artifacts.writeJson(namespace, "changeset.json", changeset)
+    const changeset = result.changeset
+    if (changeset !== undefined) yield* Artifacts.writeJson(namespace, "changeset.json", Session.encodeChangeset(changeset))
     return {
       id: task.id,
       status: result.status,

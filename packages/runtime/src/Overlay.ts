@@ -1,22 +1,26 @@
 /**
  * The workspace view of a `changeset_export` child (SPEC §6.2–6.3). Reads return the child's
  * staged content when it wrote the path, else the shared content captured through
- * `Engine.read` at the child's first touch of that path (repeatable reads). Mutations
- * (`apply_patch`, whole-file writes, deletes, moves) are checked against the write scope, then
+ * `Engine.inspect` at the child's first touch of that path (repeatable reads; the engine's
+ * answer also carries the mode and snapshot facts the export's preimages use). Mutations
+ * (`apply_patch`, whole-file writes, deletes, moves) are checked against the write scope —
+ * lexically, then where the engine says each write would land through symbolic links — then
  * planned by the pure patch core against this view — so a patch sees the child's own earlier
  * edits — and staged in memory. Nothing is ever written to the shared workspace, not even
  * temporarily; at a clean finish `export` turns the staged state into a `Changeset` whose
  * postimages go to the `BlobStore`.
  *
- * It owns the view, the staging and the export. It does not own sessions, drivers or action
- * observations (the session runtime), nor applying changesets (the join, through the engine).
+ * It is the service shell: locking, engine calls, listings and export. The state and its pure
+ * transitions are `internal/overlayState.ts`; path resolution is the engine's. It does not own
+ * sessions, drivers or action observations (the session runtime), nor applying changesets
+ * (the join, through the engine).
  *
  * @since 0.1.0
  */
-import { Engine, sha256 } from "@forkjoin/engine/Engine"
+import { Engine, type Inspection } from "@forkjoin/engine/Engine"
 import {
-  describeText,
-  type FileState,
+  errnoOf,
+  factsOf,
   normalizeRelativePath,
   parsePatch,
   patchTargets,
@@ -24,12 +28,12 @@ import {
   type PlannedFile,
   planPatch,
   type Profile,
+  sameBytes,
   type SummaryLine
 } from "@forkjoin/patch"
 import {
   Changeset,
   type ChangesetEncoded,
-  type ChangesetEntry,
   type TaskId,
   type ThreadId,
   untrustedChangesetOptions
@@ -43,6 +47,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { BlobStore, type BlobStoreError } from "./BlobStore.ts"
 import { compileGlob, DEFAULT_DENIED_GLOBS } from "./internal/glob.ts"
+import * as OverlayState from "./internal/overlayState.ts"
 import * as WriteScope from "./WriteScope.ts"
 
 // -------------------------------------------------------------------------------------
@@ -199,24 +204,16 @@ export class OverlayClosed extends Schema.TaggedError<OverlayClosed>()("OverlayC
 // constructors
 // -------------------------------------------------------------------------------------
 
-type Staged = { readonly _tag: "File"; readonly bytes: Uint8Array } | { readonly _tag: "Missing" }
-
-const MISSING: Staged = { _tag: "Missing" }
-const DIRECTORY: FileState = { _tag: "Directory" }
-
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0
-
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 /** Stage 3 is where the engine reports path and read problems; the overlay uses the same. */
-const viewError = (code: EngineError["code"], p: string, message: string) =>
-  new EngineError({ code, stage: 3, paths: [p], message })
+const viewError = (code: EngineError["code"], p: string, message: string, cause?: unknown) =>
+  new EngineError({ code, stage: 3, paths: [p], message, ...(cause === undefined ? {} : { cause }) })
 
 const planError = (code: EngineError["code"], paths: ReadonlyArray<string>, message: string) =>
   new EngineError({ code, stage: 5, paths, message })
 
-const isInside = (root: string, candidate: string): boolean =>
-  candidate === root || candidate.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
+type Inspected = ReadonlyMap<string, Result.Result<Inspection, EngineError>>
 
 /**
  * Creates an empty overlay over the engine's workspace. Nothing is read until first touch.
@@ -239,107 +236,39 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
     const denied = (options.deniedGlobs ?? DEFAULT_DENIED_GLOBS).map((g) => compileGlob(g, true))
     const lock = yield* Semaphore.make(1)
 
-    /** Shared state at first touch (File, Missing, Directory or Other). */
-    const base = new Map<string, FileState>()
-    /** Permission bits of base files (informational, for preimages). */
-    const modes = new Map<string, number>()
-    /** The child's writes: final content or deletion, per path. */
-    const staged = new Map<string, Staged>()
-    /** Directory → number of staged files below it (so directory checks cost O(depth), not O(staged)). */
-    const stagedFilesBelow = new Map<string, number>()
-    /** Paths whose content was written whole (add, replace, move destination) at least once. */
-    const wholeWrite = new Set<string>()
-    /** Move destination → the original source of its content (chains collapse). */
-    const origin = new Map<string, string>()
-    /** Shared directory listings at first list (repeatable like reads). */
-    const listings = new Map<string, ReadonlyArray<DirEntry>>()
+    let state: OverlayState.OverlayState = OverlayState.empty
     let closed: "exported" | "discarded" | undefined
 
     const guardOpen = (operation: string) =>
       closed === undefined ? Effect.void : Effect.fail(new OverlayClosed({ operation, state: closed }))
 
-    const ancestorsOf = (p: string): ReadonlyArray<string> => {
-      const segments = p.split("/")
-      return segments.slice(0, -1).map((_, i) => segments.slice(0, i + 1).join("/"))
-    }
-
-    const hasStagedFileBelow = (p: string): boolean => (stagedFilesBelow.get(p) ?? 0) > 0
-
-    const setStaged = (p: string, next: Staged): void => {
-      const delta = (next._tag === "File" ? 1 : 0) - (staged.get(p)?._tag === "File" ? 1 : 0)
-      staged.set(p, next)
-      if (delta === 0) return
-      for (const a of ancestorsOf(p)) {
-        const n = (stagedFilesBelow.get(a) ?? 0) + delta
-        if (n === 0) stagedFilesBelow.delete(a)
-        else stagedFilesBelow.set(a, n)
-      }
-    }
-
-    const throughFile = (p: string, a: string) =>
-      viewError("path_invalid", p, `Path '${p}' goes through '${a}', which is a file in this workspace view; fix the path.`)
+    /** The engine's resolution of each distinct path (one call; it fails whole only on aliasing paths). */
+    const inspect = (paths: ReadonlyArray<string>): Effect.Effect<Inspected, EngineError> =>
+      paths.length === 0 ? Effect.succeed(new Map()) : engine.inspect([...new Set(paths)])
 
     /**
-     * The view of `p` from what the overlay already knows, or `undefined` when the shared
-     * workspace must be read. Staged files below `p` make it a directory; a file (or a deleted
-     * file) on the way down decides for everything below it.
+     * Captures the baseline of every path not yet touched (from `inspected` when the caller
+     * already asked the engine, else one `Engine.inspect` for those the state cannot derive),
+     * then answers each from the view.
      */
-    const known = (p: string): FileState | EngineError | undefined => {
-      if (hasStagedFileBelow(p)) return DIRECTORY
-      return staged.get(p) ?? derivedBase(p) ?? base.get(p)
-    }
-
-    /**
-     * The baseline of `p` implied by what the overlay already saw on the way down: absent below
-     * an absent path or a deleted file, an error through a file; `undefined` means read it.
-     */
-    const derivedBase = (p: string): FileState | EngineError | undefined => {
-      for (const a of ancestorsOf(p)) {
-        const sa = staged.get(a)
-        if (sa?._tag === "File") return throughFile(p, a)
-        if (sa?._tag === "Missing") return MISSING
-        const ba = base.get(a)
-        if (ba?._tag === "File") return throughFile(p, a)
-        if (ba?._tag === "Missing") return MISSING
-      }
-      return undefined
-    }
-
-    /**
-     * Captures the baseline of every path not yet touched (one `Engine.read` for those the
-     * overlay cannot derive), then answers each from the view.
-     */
-    const viewOf = (paths: ReadonlyArray<string>) =>
+    const viewOf = (paths: ReadonlyArray<string>, inspected?: Inspected) =>
       Effect.gen(function*() {
-        const unknown: Array<string> = []
-        for (const p of paths) {
-          if (base.has(p)) continue
-          const derived = derivedBase(p)
-          if (derived === undefined) unknown.push(p)
-          // What the view said at first touch is this path's baseline, even when derived.
-          else if (!(derived instanceof EngineError)) base.set(p, derived)
-        }
-        if (unknown.length > 0) {
-          const read = yield* engine.read(unknown)
-          for (const p of unknown) {
-            const state = read.get(p) ?? MISSING
-            base.set(p, state)
-            if (state._tag === "File") {
-              try {
-                modes.set(p, fs.statSync(path.join(root, p)).mode & 0o7777)
-              } catch {
-                // The mode is informational; the bytes read by the engine are the baseline.
-              }
-            }
+        const pending = OverlayState.pendingBaselines(state, paths)
+        state = OverlayState.capture(state, pending.derived.map(([p, s]) => [p, { state: s, inspection: undefined }] as const))
+        if (pending.unknown.length > 0) {
+          const answers = inspected ?? (yield* inspect(pending.unknown))
+          const read: Array<readonly [string, OverlayState.Baseline]> = []
+          for (const p of pending.unknown) {
+            const r = answers.get(p)
+            if (r === undefined) read.push([p, { state: OverlayState.MISSING, inspection: undefined }])
+            else if (Result.isFailure(r)) return yield* r.failure
+            else read.push([p, { state: r.success.state, inspection: r.success }])
           }
+          state = OverlayState.capture(state, read)
         }
-        const out = new Map<string, FileState>()
-        for (const p of paths) {
-          const k = known(p) ?? MISSING
-          if (k instanceof EngineError) return yield* k
-          out.set(p, k)
-        }
-        return out as ReadonlyMap<string, FileState>
+        const view = OverlayState.viewAll(state, paths)
+        if (view instanceof EngineError) return yield* view
+        return view
       })
 
     const normalize = (raw: string) => {
@@ -348,83 +277,38 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
     }
 
     /**
-     * Where a write to `p` would land, following symbolic links on the way (as the engine
-     * does), as a workspace-relative path; `undefined` when it would leave the workspace.
+     * True when a write to `p` would land outside the scope through a symbolic link on the way
+     * (`src/api/link -> ../../secrets`), which the lexical check alone cannot see: the engine's
+     * landing is outside the workspace or the scope, or its resolution refused a link leading
+     * out of the workspace (or dangling), or into a denied path the lexical `p` is not in.
      */
-    const landingOf = (p: string): string | undefined => {
-      const segments = p.split("/")
-      let current = root
-      let depth = 0
-      for (; depth < segments.length - 1; depth++) {
-        const next = path.join(current, segments[depth]!)
-        let stat: fs.Stats
-        try {
-          stat = fs.lstatSync(next)
-        } catch {
-          break // missing from here down: a write would create it where the path says
-        }
-        if (!stat.isSymbolicLink()) {
-          current = next
-          continue
-        }
-        let real: string
-        try {
-          real = fs.realpathSync(next)
-        } catch {
-          return undefined
-        }
-        if (!isInside(root, real)) return undefined
-        current = real
+    const landsOutside = (p: string, r: Result.Result<Inspection, EngineError> | undefined): boolean => {
+      if (r === undefined) return false
+      if (Result.isSuccess(r)) {
+        const landed = r.success.landing
+        return landed === undefined || (landed !== p && !WriteScope.covers(scope, landed))
       }
-      return [path.relative(root, current).split(path.sep).join("/"), ...segments.slice(depth)].filter((s) => s !== "").join("/")
+      const code = r.failure.code
+      return code === "path_outside_roots" || (code === "path_denied_by_policy" && !denied.some((re) => re.test(p)))
     }
 
     /**
-     * Paths whose write would land outside the scope through a symbolic link on the way
-     * (`src/api/link -> ../../secrets`): the lexical check alone cannot see those.
+     * The scope check, before anything is captured as a baseline: lexical first, then where
+     * each write would land. Returns the engine's inspections for the view to capture from.
      */
-    const landingViolations = (paths: ReadonlyArray<string>): ReadonlyArray<string> =>
-      paths.filter((p) => {
-        const landed = landingOf(p)
-        return landed === undefined || (landed !== p && !WriteScope.covers(scope, landed))
+    const checkScope = (operation: string, paths: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const outside = WriteScope.violations(scope, paths)
+        const inspected = outside.length > 0 ? new Map() as Inspected : yield* inspect(paths)
+        const violating = outside.length > 0 ? outside : paths.filter((p) => landsOutside(p, inspected.get(p)))
+        if (violating.length > 0) {
+          return yield* new WriteScope.WriteScopeViolation({ operation, violatingPaths: violating, writeScope: scope })
+        }
+        return inspected
       })
 
-    const checkScope = (operation: string, paths: ReadonlyArray<string>) => {
-      const outside = WriteScope.violations(scope, paths)
-      const violating = outside.length > 0 ? outside : landingViolations(paths)
-      return violating.length === 0
-        ? Effect.void
-        : Effect.fail(new WriteScope.WriteScopeViolation({ operation, violatingPaths: violating, writeScope: scope }))
-    }
-
     const stagePlan = (plan: Plan): StageResult => {
-      for (const f of plan.files) {
-        switch (f.kind) {
-          case "delete":
-            setStaged(f.path, MISSING)
-            origin.delete(f.path)
-            break
-          case "update":
-            setStaged(f.path, { _tag: "File", bytes: f.after! })
-            break
-          case "add":
-          case "replace":
-            setStaged(f.path, { _tag: "File", bytes: f.after! })
-            wholeWrite.add(f.path)
-            origin.delete(f.path)
-            break
-          case "move": {
-            const from = f.moveFrom!
-            const source = origin.get(from) ?? from
-            origin.delete(from)
-            setStaged(from, MISSING)
-            setStaged(f.path, { _tag: "File", bytes: f.after! })
-            wholeWrite.add(f.path)
-            origin.set(f.path, source)
-            break
-          }
-        }
-      }
+      state = OverlayState.stage(state, plan)
       const warnings: Array<StageWarning> = []
       for (const f of plan.files) {
         if (f.after !== undefined && f.after.length > maxFileBytes) {
@@ -455,34 +339,34 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
       lock.withPermit(Effect.gen(function*() {
         yield* guardOpen("read_file")
         const p = yield* normalize(raw)
-        const state = (yield* viewOf([p])).get(p)!
-        switch (state._tag) {
+        const fileState = (yield* viewOf([p])).get(p)!
+        switch (fileState._tag) {
           case "File":
             // A copy: the caller must not be able to change what later reads return.
-            return Uint8Array.from(state.bytes)
+            return Uint8Array.from(fileState.bytes)
           case "Missing":
             return yield* viewError("target_missing", p, `'${p}' does not exist in this workspace view.`)
           case "Directory":
             return yield* viewError("unsupported_file_type", p, `'${p}' is a directory; list it with list_dir.`)
           case "Other":
-            return yield* viewError("unsupported_file_type", p, `'${p}' is ${state.description}, not a regular file.`)
+            return yield* viewError("unsupported_file_type", p, `'${p}' is ${fileState.description}, not a regular file.`)
         }
       }))
 
     const sharedListing = (dir: string) =>
       Effect.suspend(() => {
-        const cached = listings.get(dir)
+        const cached = state.listings.get(dir)
         if (cached !== undefined) return Effect.succeed(cached)
         try {
           const entries = fs.readdirSync(path.join(root, dir), { withFileTypes: true }).map((e): DirEntry => ({
             name: e.name,
             kind: e.isFile() ? "file" : e.isDirectory() ? "directory" : e.isSymbolicLink() ? "symlink" : "other"
           }))
-          listings.set(dir, entries)
+          state = OverlayState.cacheListing(state, dir, entries)
           return Effect.succeed(entries as ReadonlyArray<DirEntry>)
         } catch (e) {
-          const errno = typeof e === "object" && e !== null && "code" in e ? String(e.code) : String(e)
-          return Effect.fail(viewError("path_invalid", dir === "" ? "." : dir, `Cannot list '${dir === "" ? "." : dir}' (${errno}).`))
+          const errno = errnoOf(e) ?? String(e)
+          return Effect.fail(viewError("path_invalid", dir === "" ? "." : dir, `Cannot list '${dir === "" ? "." : dir}' (${errno}).`, e))
         }
       })
 
@@ -493,38 +377,20 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
         const isRoot = !slashed.startsWith("/") && slashed.split("/").every((s) => s === "" || s === ".")
         const dir = isRoot ? "" : yield* normalize(raw)
         if (dir !== "") {
-          const state = (yield* viewOf([dir])).get(dir)!
-          if (state._tag === "Missing") {
+          const dirState = (yield* viewOf([dir])).get(dir)!
+          if (dirState._tag === "Missing") {
             return yield* viewError("target_missing", dir, `Directory '${dir}' does not exist in this workspace view.`)
           }
-          if (state._tag === "File") {
+          if (dirState._tag === "File") {
             return yield* viewError("unsupported_file_type", dir, `'${dir}' is a file; read it with read_file.`)
           }
-          if (state._tag === "Other") {
-            return yield* viewError("unsupported_file_type", dir, `'${dir}' is ${state.description}; list the directory it points to.`)
+          if (dirState._tag === "Other") {
+            return yield* viewError("unsupported_file_type", dir, `'${dir}' is ${dirState.description}; list the directory it points to.`)
           }
         }
-        const names = new Map<string, DirEntry["kind"]>()
-        if (dir === "" || base.get(dir)?._tag === "Directory") {
-          for (const e of yield* sharedListing(dir)) names.set(e.name, e.kind)
-        }
-        // What this child saw or wrote overrides the listing, so listings agree with reads.
+        const shared = OverlayState.needsSharedListing(state, dir) ? yield* sharedListing(dir) : []
         const prefix = dir === "" ? "" : `${dir}/`
-        for (const p of new Set([...base.keys(), ...staged.keys()])) {
-          if (!p.startsWith(prefix) || p.length === prefix.length) continue
-          const rest = p.slice(prefix.length)
-          const slash = rest.indexOf("/")
-          const view = known(p)
-          if (view === undefined || view instanceof EngineError) continue
-          if (slash === -1) {
-            if (view._tag === "File") names.set(rest, "file")
-            else if (view._tag === "Directory") names.set(rest, "directory")
-            else if (view._tag === "Missing") names.delete(rest)
-          } else if (view._tag === "File" && staged.has(p)) {
-            names.set(rest.slice(0, slash), "directory")
-          }
-        }
-        return [...names]
+        return [...OverlayState.knownListing(state, dir, shared)]
           .filter(([name]) => !denied.some((re) => re.test(prefix + name)))
           .map(([name, kind]): DirEntry => ({ name, kind }))
           .sort((a, b) => byCodeUnit(a.name, b.name))
@@ -542,8 +408,8 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
         const targets = patchTargets(parsed.success)
         if (Result.isFailure(targets)) return yield* targets.failure
         // Scope first: an out-of-scope patch must not even capture baselines.
-        yield* checkScope("apply_patch", targets.success)
-        const files = yield* viewOf(targets.success)
+        const inspected = yield* checkScope("apply_patch", targets.success)
+        const files = yield* viewOf(targets.success, inspected)
         const plan = planPatch(parsed.success, files, { profile, allowOverwrite })
         if (Result.isFailure(plan)) return yield* plan.failure
         return stagePlan(plan.success)
@@ -553,13 +419,13 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
       lock.withPermit(Effect.gen(function*() {
         yield* guardOpen("write_file")
         const p = yield* normalize(raw)
-        yield* checkScope("write_file", [p])
-        const state = (yield* viewOf([p])).get(p)!
-        if (state._tag === "Directory" || state._tag === "Other") {
-          return yield* planError("unsupported_file_type", [p], `Cannot write '${p}': it is ${state._tag === "Directory" ? "a directory" : state.description}.`)
+        const inspected = yield* checkScope("write_file", [p])
+        const current = (yield* viewOf([p], inspected)).get(p)!
+        if (current._tag === "Directory" || current._tag === "Other") {
+          return yield* planError("unsupported_file_type", [p], `Cannot write '${p}': it is ${current._tag === "Directory" ? "a directory" : current.description}.`)
         }
         const after = Uint8Array.from(bytes)
-        const before = state._tag === "File" ? state.bytes : undefined
+        const before = current._tag === "File" ? current.bytes : undefined
         return stagePlan({
           files: [{ kind: before === undefined ? "add" : "replace", path: p, before, after }],
           summary: [{ status: before === undefined ? "A" : "M", path: p }]
@@ -570,11 +436,11 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
       lock.withPermit(Effect.gen(function*() {
         yield* guardOpen("delete_file")
         const p = yield* normalize(raw)
-        yield* checkScope("delete_file", [p])
-        const state = (yield* viewOf([p])).get(p)!
-        if (state._tag === "Missing") return yield* planError("target_missing", [p], `Cannot delete '${p}': it does not exist.`)
-        if (state._tag !== "File") return yield* planError("unsupported_file_type", [p], `Cannot delete '${p}': it is not a regular file.`)
-        return stagePlan({ files: [{ kind: "delete", path: p, before: state.bytes, after: undefined }], summary: [{ status: "D", path: p }] })
+        const inspected = yield* checkScope("delete_file", [p])
+        const current = (yield* viewOf([p], inspected)).get(p)!
+        if (current._tag === "Missing") return yield* planError("target_missing", [p], `Cannot delete '${p}': it does not exist.`)
+        if (current._tag !== "File") return yield* planError("unsupported_file_type", [p], `Cannot delete '${p}': it is not a regular file.`)
+        return stagePlan({ files: [{ kind: "delete", path: p, before: current.bytes, after: undefined }], summary: [{ status: "D", path: p }] })
       }))
 
     const moveFile = (rawFrom: string, rawTo: string) =>
@@ -582,9 +448,9 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
         yield* guardOpen("move_file")
         const from = yield* normalize(rawFrom)
         const to = yield* normalize(rawTo)
-        yield* checkScope("move_file", [from, to])
+        const inspected = yield* checkScope("move_file", [from, to])
         if (from === to) return yield* planError("unsafe_move", [from], `Cannot move '${from}' onto itself.`)
-        const view = yield* viewOf([from, to])
+        const view = yield* viewOf([from, to], inspected)
         const src = view.get(from)!
         const dst = view.get(to)!
         if (src._tag === "Missing") return yield* planError("target_missing", [from], `Cannot move '${from}': it does not exist.`)
@@ -613,76 +479,12 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
     // export
     // ---------------------------------------------------------------------------------
 
-    const baseBytes = (p: string) => {
-      const s = base.get(p)
-      return s?._tag === "File" ? s.bytes : undefined
-    }
-    const finalBytes = (p: string) => {
-      const s = staged.get(p) ?? base.get(p)
-      return s?._tag === "File" ? s.bytes : undefined
-    }
-
-    interface Net {
-      readonly kind: ChangesetEntry["kind"]
-      readonly path: string
-      readonly moveFrom?: string
-      readonly pre?: Uint8Array
-      readonly post?: Uint8Array
-      readonly overwritten?: Uint8Array
-    }
-
-    /** First preimage + last postimage per path; moves fused when the source ends absent; no-ops dropped. */
-    const netChanges = (): ReadonlyArray<Net> => {
-      const nets = new Map<string, Net>()
-      const consumed = new Set<string>()
-      for (const [dest, source] of origin) {
-        const pre = baseBytes(source)
-        const post = finalBytes(dest)
-        if (dest === source || pre === undefined || post === undefined || finalBytes(source) !== undefined) continue
-        if (consumed.has(source) || consumed.has(dest)) continue
-        consumed.add(source)
-        consumed.add(dest)
-        const overwritten = baseBytes(dest)
-        nets.set(dest, {
-          kind: "move",
-          path: dest,
-          moveFrom: source,
-          pre,
-          post,
-          ...(overwritten === undefined ? {} : { overwritten })
-        })
-      }
-      for (const p of staged.keys()) {
-        if (consumed.has(p)) continue
-        const pre = baseBytes(p)
-        const post = finalBytes(p)
-        if (pre === undefined && post === undefined) continue
-        if (pre !== undefined && post !== undefined && sameBytes(pre, post)) continue
-        const kind = pre === undefined ? "add" : post === undefined ? "delete" : wholeWrite.has(p) ? "replace" : "update"
-        nets.set(p, {
-          kind,
-          path: p,
-          ...(pre === undefined ? {} : { pre }),
-          ...(post === undefined ? {} : { post })
-        })
-      }
-      return [...nets.values()].sort((a, b) => byCodeUnit(a.path, b.path))
-    }
-
-    const image = (p: string, bytes: Uint8Array) => {
-      const info = describeText(bytes)
-      return {
-        path: p,
-        hash: sha256(bytes),
-        bytes: bytes.length,
-        encoding: info.encoding,
-        lineEnding: info.lineEnding,
-        finalNewline: info.finalNewline
-      }
-    }
+    const image = (p: string, bytes: Uint8Array) => ({ path: p, ...factsOf(bytes) })
+    /** A baseline's image: the engine's facts and mode from its inspection when it has one. */
     const preimage = (p: string, bytes: Uint8Array) => {
-      const mode = modes.get(p)
-      return { ...image(p, bytes), ...(mode === undefined ? {} : { mode }) }
+      const inspection = state.base.get(p)?.inspection
+      const mode = inspection?.mode
+      return { path: p, ...(inspection?.facts ?? factsOf(bytes)), ...(mode === undefined ? {} : { mode }) }
     }
 
     const exportChangeset = (identity: ExportIdentity) =>
@@ -691,7 +493,7 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
         const blobs = yield* BlobStore
         const hashes = new Set<string>()
         const entries: Array<ChangesetEncoded["entries"][number]> = []
-        for (const n of netChanges()) {
+        for (const n of OverlayState.netChanges(state)) {
           const pureMove = n.kind === "move" && sameBytes(n.pre!, n.post!)
           let exportable = true
           let reason: { code: "postimage_too_large"; message: string } | undefined
@@ -735,23 +537,13 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
           return yield* Effect.die(new Error(`Overlay.export built an invalid changeset: ${decoded.failure.message}`))
         }
         closed = "exported"
-        clear()
+        state = OverlayState.empty
         return decoded.success
       }))
 
-    const clear = () => {
-      base.clear()
-      modes.clear()
-      staged.clear()
-      stagedFilesBelow.clear()
-      wholeWrite.clear()
-      origin.clear()
-      listings.clear()
-    }
-
     const discard = lock.withPermit(Effect.sync(() => {
       if (closed === undefined) closed = "discarded"
-      clear()
+      state = OverlayState.empty
     }))
 
     return {

@@ -12,6 +12,7 @@ import { TaskId } from "@forkjoin/schema"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { decodeAction, type ParsedAction } from "./Action.ts"
+import { firstProblem, jsonPath } from "./internal/schemaProblem.ts"
 import * as WriteScope from "./WriteScope.ts"
 
 // -------------------------------------------------------------------------------------
@@ -47,14 +48,13 @@ export const RunPlanInput = Schema.Struct({
 })
 
 /**
- * A validated task: scope normalized (mutating tasks only), defaults filled, actions decoded.
+ * A validated task: the file's id and mode, the scope normalized (mutating tasks only), defaults
+ * filled, actions decoded.
  *
  * @category models
  * @since 0.1.0
  */
-export interface Task {
-  readonly id: TaskId
-  readonly mode: "transactional_write" | "read_only"
+export type Task = Pick<typeof TaskInput.Type, "id" | "mode"> & {
   readonly writeScope?: WriteScope.WriteScope
   readonly maxAttempts: number
   readonly timeoutMs: number
@@ -62,14 +62,12 @@ export interface Task {
 }
 
 /**
- * A validated plan.
+ * A validated plan: the file's version and autonomy, its tasks validated.
  *
  * @category models
  * @since 0.1.0
  */
-export interface RunPlan {
-  readonly schemaVersion: 1
-  readonly autonomy?: "off" | "supervised" | "safe" | "bold"
+export type RunPlan = Omit<typeof RunPlanInput.Type, "tasks"> & {
   readonly tasks: ReadonlyArray<Task>
 }
 
@@ -104,11 +102,6 @@ export class PlanError extends Schema.TaggedError<PlanError>()("PlanError", {
 // constructors
 // -------------------------------------------------------------------------------------
 
-const firstPath = (message: string): string => {
-  const m = /at ((?:\[[^\]]*\])+)/.exec(message)
-  return m === null ? "$" : "$" + m[1]!.replace(/\["([^"]*)"\]/g, ".$1")
-}
-
 /**
  * Validates an untrusted plan value: schema, unique task ids, write scopes (refused when
  * absolute, escaping or empty on a mutating task; forbidden on a read-only task) and every
@@ -120,8 +113,8 @@ const firstPath = (message: string): string => {
 export const decode = (raw: unknown): Result.Result<RunPlan, PlanError> => {
   const decoded = Schema.decodeUnknownResult(RunPlanInput, { onExcessProperty: "error", errors: "first" })(raw)
   if (Result.isFailure(decoded)) {
-    const message = decoded.failure.message
-    return Result.fail(new PlanError({ path: firstPath(message), detail: message.split("\n")[0]! }))
+    const problem = firstProblem(decoded.failure.issue)
+    return Result.fail(new PlanError({ path: `$${jsonPath(problem.path)}`, detail: problem.message }))
   }
   const seen = new Set<string>()
   const tasks: Array<Task> = []

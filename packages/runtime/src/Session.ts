@@ -20,7 +20,7 @@
  */
 import { Engine, Grants } from "@forkjoin/engine/Engine"
 import { decodeUtf8 } from "@forkjoin/patch"
-import { Changeset, type TaskId, type ThreadId } from "@forkjoin/schema"
+import { Changeset, type ChangesetEncoded, type TaskId, type ThreadId } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -32,7 +32,7 @@ import type { BlobStore } from "./BlobStore.ts"
 import { Driver, type Step } from "./Driver.ts"
 import * as DirectView from "./internal/directView.ts"
 import * as Overlay from "./Overlay.ts"
-import type * as WriteScope from "./WriteScope.ts"
+import * as WriteScope from "./WriteScope.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -140,7 +140,8 @@ interface View {
 /** A failure that ends the session (not a refusal): nothing is exported. */
 class SessionFailure extends Schema.TaggedError<SessionFailure>()("SessionFailure", {
   code: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
 }) {}
 
 const directView = (engine: Engine["Service"], options: SessionOptions): View => {
@@ -240,7 +241,7 @@ const overlayView = (overlay: Overlay.Overlay, options: SessionOptions): View =>
         case "finish": {
           if (options.mode !== "changeset_export") return { observation: ok("Session finished."), finished: true }
           const exported = yield* overlay.export({ childId: options.taskId, taskId: options.taskId, threadId: options.threadId }).pipe(
-            Effect.catchTag("BlobStoreError", (e) => Effect.fail(new SessionFailure({ code: "export_failed", message: e.message })))
+            Effect.catchTag("BlobStoreError", (e) => Effect.fail(new SessionFailure({ code: "export_failed", message: e.message, cause: e })))
           )
           changeset = exported
           return {
@@ -286,7 +287,7 @@ export const run = (options: SessionOptions): Effect.Effect<SessionResult, never
       : Overlay.make({
         // analysis_only never reaches the overlay's mutations (refused first); the overlay only
         // gives it repeatable reads, so its scope is never consulted.
-        writeScope: options.mode === "changeset_export" ? options.writeScope : ([] as unknown as WriteScope.WriteScope),
+        writeScope: options.mode === "changeset_export" ? options.writeScope : WriteScope.none,
         ...(options.mode === "changeset_export" && options.maxFileBytes !== undefined ? { maxFileBytes: options.maxFileBytes } : {})
       }).pipe(Effect.map((o) => overlayView(o, options)))
 
@@ -338,4 +339,4 @@ export const run = (options: SessionOptions): Effect.Effect<SessionResult, never
  * @category constructors
  * @since 0.1.0
  */
-export const encodeChangeset = (changeset: Changeset): unknown => Schema.encodeSync(Changeset)(changeset)
+export const encodeChangeset = (changeset: Changeset): ChangesetEncoded => Schema.encodeSync(Changeset)(changeset)

@@ -9,8 +9,9 @@
  *
  * @since 0.1.0
  */
+import { normalizePath as normalizeRelative } from "@forkjoin/patch"
 import type { RelativePath } from "@forkjoin/schema"
-import type * as Brand from "effect/Brand"
+import * as Brand from "effect/Brand"
 import { dual } from "effect/Function"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -21,7 +22,8 @@ import * as Schema from "effect/Schema"
 
 /**
  * A normalized, deduplicated, sorted, non-empty list of scope paths. At runtime (and in JSON)
- * it is a plain array of relative POSIX paths; the brand says it went through `make`.
+ * it is a plain array of relative POSIX paths; the brand says it went through `make` (or is
+ * `none`, the scope of views that never write).
  *
  * @category models
  * @since 0.1.0
@@ -110,37 +112,29 @@ export class WriteScopeViolation extends Schema.TaggedError<WriteScopeViolation>
 // constructors
 // -------------------------------------------------------------------------------------
 
-// C0, DEL and C1 controls: the same set the patch core refuses in paths.
-const CONTROL = /[\u0000-\u001F\u007F-\u009F]/
-
 /**
- * Normalizes one path the way the engine normalizes patch paths: backslashes become `/`,
- * `.` and empty segments (duplicate or trailing slashes) drop, `..` pops. Absolute paths
- * (`/x`, `C:\x`, `\\host\share`), escaping `..`, blank paths and control characters fail.
+ * Normalizes one path with the shared rule (`@forkjoin/patch` `normalizePath`, the one the
+ * engine uses for patch paths): backslashes become `/`, `.` and empty segments drop, `..`
+ * pops. Absolute paths, escaping `..`, blank paths and control characters fail with the
+ * matching `WriteScopeError`.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const normalizePath = (raw: string): Result.Result<RelativePath, WriteScopeError> => {
-  if (CONTROL.test(raw)) return Result.fail(new WriteScopeError({ reason: "invalid_character", path: raw }))
-  const slashed = raw.replace(/\\/g, "/")
-  if (slashed.startsWith("/") || /^[A-Za-z]:/.test(slashed)) {
-    return Result.fail(new WriteScopeError({ reason: "absolute_path", path: raw }))
-  }
-  const out: Array<string> = []
-  for (const segment of slashed.split("/")) {
-    if (segment === "" || segment === ".") continue
-    if (segment === "..") {
-      if (out.length === 0) return Result.fail(new WriteScopeError({ reason: "escaping_path", path: raw }))
-      out.pop()
-      continue
-    }
-    out.push(segment)
-  }
-  // A scope of "." would be the whole workspace: refused so a scope always names something.
-  if (out.length === 0) return Result.fail(new WriteScopeError({ reason: "empty_path", path: raw }))
-  return Result.succeed(out.join("/") as RelativePath)
-}
+export const normalizePath = (raw: string): Result.Result<RelativePath, WriteScopeError> =>
+  // `empty_path` also refuses ".": a scope of the whole workspace would name nothing in particular.
+  Result.mapError(normalizeRelative(raw), (reason) => new WriteScopeError({ reason, path: raw }))
+
+const brand = Brand.nominal<WriteScope>()
+
+/**
+ * The scope that covers nothing: for views that never mutate (an `analysis_only` session's
+ * overlay), so no write can ever pass its guard. `make` never returns it.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const none: WriteScope = brand(Object.freeze([]))
 
 /**
  * Builds a scope from raw paths: each is normalized, duplicates drop, the result is sorted.
@@ -157,7 +151,7 @@ export const make = (raw: ReadonlyArray<string>): Result.Result<WriteScope, Writ
     if (Result.isFailure(n)) return Result.fail(n.failure)
     out.add(n.success)
   }
-  return Result.succeed(Object.freeze([...out].sort()) as unknown as WriteScope)
+  return Result.succeed(brand(Object.freeze([...out].sort())))
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The BlobStore contract, run against the memory and the directory layer, plus directory specifics. */
 import { assert, describe, it } from "@effect/vitest"
-import { sha256 } from "@forkjoin/engine/Engine"
+import { sha256 } from "@forkjoin/patch"
 import type { Sha256Hash } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"

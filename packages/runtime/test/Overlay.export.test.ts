@@ -2,7 +2,7 @@
  * Export (SPEC §6.3): first preimage + last postimage per path, moves kept as moves, no-op
  * entries dropped, exportability per entry with a reason, nothing exported once discarded.
  */
-import { sha256 } from "@forkjoin/engine/Engine"
+import { sha256 } from "@forkjoin/patch"
 import { Changeset, decodeUntrustedChangeset, type TaskId, type ThreadId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

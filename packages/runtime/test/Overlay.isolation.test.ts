@@ -2,7 +2,8 @@
  * The overlay never writes the shared workspace, not even temporarily (SPEC §6.2), and reads
  * are repeatable: the first touch of a path fixes what the child sees.
  */
-import { Engine, sha256 } from "@forkjoin/engine/Engine"
+import { Engine } from "@forkjoin/engine/Engine"
+import { sha256 } from "@forkjoin/patch"
 import { type Changeset, ChangesetFromJson, decodeUntrustedChangesetJson, type TaskId, type ThreadId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

@@ -4,7 +4,8 @@
  * claimed per-path changes, the contents it fully determines (an added file's lines, a
  * Write's content, an Edit applied to the `originalFile` the event carries), problems that
  * make the event `uncertain`, and per-path diff text for the record-diff view. A structural
- * failure (nothing that looks like the format) is an error string: nothing is ingested.
+ * failure (nothing that looks like the format) is an error string, and a path the caller's
+ * mapper refuses is returned as that `PathRefused` value: either way nothing is ingested.
  */
 
 /** One claimed change of a provider event. */
@@ -39,8 +40,13 @@ export interface ParsedEvent {
 /** The two ingestible formats. */
 export type ProviderFormat = "codex-turn-diff" | "claude-tool-event"
 
+/** A path the provider named that does not name a file in the workspace, and why. */
+export interface PathRefused {
+  readonly refused: string
+}
+
 /** Maps a path the provider named to a workspace-relative one, or returns why it is refused. */
-export type PathMapper = (raw: string) => { readonly path: string } | { readonly refused: string }
+export type PathMapper = (raw: string) => { readonly path: string } | PathRefused
 
 const stripPrefix = (p: string, prefix: string): string => (p.startsWith(prefix) ? p.slice(prefix.length) : p)
 
@@ -60,7 +66,7 @@ const headerPath = (raw: string, prefix: "a/" | "b/"): string | undefined => {
 const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/
 
 /** Parses a Codex turn diff (git-style unified diff of several files). */
-export const parseCodexTurnDiff = (text: string, mapPath: PathMapper): ParsedEvent | string => {
+export const parseCodexTurnDiff = (text: string, mapPath: PathMapper): ParsedEvent | string | PathRefused => {
   if (text.trim().length === 0) return "the turn diff is empty"
   const lines = text.split("\n")
   if (lines[lines.length - 1] === "") lines.pop()
@@ -161,11 +167,11 @@ export const parseCodexTurnDiff = (text: string, mapPath: PathMapper): ParsedEve
     const claimedPath = isDeleted ? oldPath : newPath
     if (claimedPath === undefined) return `line ${start + 1}: a file section names no path`
     const mapped = mapPath(claimedPath)
-    if ("refused" in mapped) return mapped.refused
+    if ("refused" in mapped) return mapped
     let moveFrom: string | undefined
     if (!isNew && !isDeleted && oldPath !== undefined && oldPath !== newPath) {
       const m = mapPath(oldPath)
-      if ("refused" in m) return m.refused
+      if ("refused" in m) return m
       moveFrom = m.path
     }
     if (seen.has(mapped.path)) return `${mapped.path} appears twice in the turn diff`
@@ -231,7 +237,7 @@ const editText = (p: string, edits: ReadonlyArray<Edit>) => {
 }
 
 /** Parses a managed Claude Edit / Write / MultiEdit tool event (hook or tool_use JSON). */
-export const parseClaudeToolEvent = (text: string, mapPath: PathMapper): ParsedEvent | string => {
+export const parseClaudeToolEvent = (text: string, mapPath: PathMapper): ParsedEvent | string | PathRefused => {
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -251,7 +257,7 @@ export const parseClaudeToolEvent = (text: string, mapPath: PathMapper): ParsedE
   const rawPath = asString(input["file_path"])
   if (rawPath === undefined) return `the ${tool} event has no tool_input.file_path string`
   const mapped = mapPath(rawPath)
-  if ("refused" in mapped) return mapped.refused
+  if ("refused" in mapped) return mapped
   const p = mapped.path
   const problems: Array<string> = []
   const original = typeof response === "object" && response !== null ? response["originalFile"] : undefined
@@ -312,8 +318,11 @@ export const parseClaudeToolEvent = (text: string, mapPath: PathMapper): ParsedE
   }
 }
 
-/** Parses an event of either format. */
-export const parseEvent = (format: ProviderFormat, text: string, mapPath: PathMapper): ParsedEvent | string =>
+/**
+ * Parses an event of either format: the parsed event, a path the mapper refused, or why the
+ * text is not an event of the format.
+ */
+export const parseEvent = (format: ProviderFormat, text: string, mapPath: PathMapper): ParsedEvent | string | PathRefused =>
   format === "codex-turn-diff" ? parseCodexTurnDiff(text, mapPath) : parseClaudeToolEvent(text, mapPath)
 
 /** The provider's own diff text for `path` in a stored event (for the record-diff view). */
@@ -325,7 +334,7 @@ export const claimedDiff = (
   if (format !== "codex-turn-diff" && format !== "claude-tool-event") return undefined
   // Paths were mapped at ingestion; the stored payload is re-read as is, so accept any path.
   const parsed = parseEvent(format, payload, (raw) => ({ path: raw }))
-  if (typeof parsed === "string") return undefined
+  if (typeof parsed === "string" || "refused" in parsed) return undefined
   const change = parsed.changes.find((c) => c.path === path || path.endsWith(`/${c.path}`) || c.path.endsWith(`/${path}`))
   return change === undefined ? undefined : { text: change.text, added: change.added, removed: change.removed }
 }

@@ -2,7 +2,9 @@
  * Record rows shared by the store, the views and ingestion: building a record from a draft,
  * validating and pre-encoding it outside the write lock, inserting it (with its ordinal and
  * its per-path index rows) inside a caller's transaction, and decoding rows on read.
+ * Content addresses come from `@forkjoin/patch/Bytes`, the one `sha256`.
  */
+import { sha256 } from "@forkjoin/patch/Bytes"
 import {
   PatchHistoryRecord,
   PatchHistoryRecordFromJson,
@@ -13,7 +15,6 @@ import {
 } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { createHash } from "node:crypto"
 import { StoreError } from "../HistoryStore.ts"
 import type { Connection } from "../Sqlite.ts"
 
@@ -24,7 +25,8 @@ export const SQL = {
   insertRecord: "INSERT INTO records (record_id, intent_id, environment_id, commit_ordinal, thread_id, turn_id, " +
     "transaction_id, committed_at, outcome, bytes_written, files_written, record_json, exactness, provenance, verifies) " +
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  insertChange: "INSERT INTO record_changes (environment_id, path, commit_ordinal, thread_id, move_from) VALUES (?, ?, ?, ?, ?)"
+  insertChange: "INSERT INTO record_changes (environment_id, path, commit_ordinal, thread_id, move_from) VALUES (?, ?, ?, ?, ?)",
+  recordByOrdinal: "SELECT record_id, commit_ordinal, record_json FROM records WHERE environment_id = ? AND commit_ordinal = ?"
 } as const
 
 /** A `records` row as read by the views and the store. */
@@ -36,10 +38,6 @@ export interface RecordRow {
 
 const encodeRecord = Schema.encodeSync(PatchHistoryRecord)
 const decodeRecordJson = Schema.decodeUnknownSync(PatchHistoryRecordFromJson)
-
-/** `sha256:<hex>` of bytes. */
-export const sha256 = (bytes: Uint8Array): Sha256Hash =>
-  `sha256:${createHash("sha256").update(bytes).digest("hex")}` as Sha256Hash
 
 /** The message of a thrown value, for error details. */
 export const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
@@ -142,7 +140,7 @@ export const insertRecord = (c: Connection, prepared: PreparedRecord, intentId: 
 
 /** Inserts blobs (idempotent). Call inside a transaction. */
 export const insertBlobs = (c: Connection, blobs: ReadonlyArray<Uint8Array>): ReadonlyArray<Sha256Hash> => {
-  const hashes = blobs.map(sha256)
+  const hashes = blobs.map((bytes) => sha256(bytes))
   blobs.forEach((bytes, i) => c.run(SQL.insertBlob, hashes[i]!, bytes.byteLength, bytes))
   return hashes
 }
@@ -175,4 +173,20 @@ export const decodeRecordRow = (operation: string, row: RecordRow): PatchHistory
     })
   }
   return record
+}
+
+/**
+ * The views' decode of a record row: the JSON alone, any failure `Corrupt` (with its cause).
+ * Unlike `decodeRecordRow` it does not cross-check the row's columns; it is what the views
+ * and gap detection have always answered, so their errors keep their wording.
+ */
+export const decodeRecordJsonRow = (
+  operation: string,
+  row: Pick<RecordRow, "record_id" | "record_json">
+): PatchHistoryRecord => {
+  try {
+    return decodeRecordJson(row.record_json)
+  } catch (e) {
+    throw new StoreError({ operation, reason: "Corrupt", detail: `record ${row.record_id} does not decode`, cause: e })
+  }
 }

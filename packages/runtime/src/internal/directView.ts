@@ -4,7 +4,18 @@
  * one engine transaction.
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import { type FileState, normalizeRelativePath, parsePatch, patchTargets, type Plan, type PlannedFile, planPatch } from "@forkjoin/patch"
+import {
+  errnoOf,
+  type FileState,
+  NetChange,
+  normalizeRelativePath,
+  parsePatch,
+  patchTargets,
+  type Plan,
+  type PlannedFile,
+  planPatch,
+  sameBytes
+} from "@forkjoin/patch"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -17,22 +28,21 @@ type Staged = { readonly _tag: "File"; readonly bytes: Uint8Array } | { readonly
 
 const MISSING: FileState = { _tag: "Missing" }
 
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0
-
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
-const viewError = (code: EngineError["code"], p: string, message: string) =>
-  new EngineError({ code, stage: 3, paths: [p], message })
+const viewError = (code: EngineError["code"], p: string, message: string, cause?: unknown) =>
+  new EngineError({ code, stage: 3, paths: [p], message, ...(cause === undefined ? {} : { cause }) })
 
-/** Patches staged by an open batch: first-touch baselines and last staged states. */
+/** Patches staged by an open batch: first-touch baselines, last staged states, and the staged changes in order. */
 export interface Batch {
   readonly base: Map<string, FileState>
   readonly staged: Map<string, Staged>
+  readonly steps: Array<NetChange.Step<Uint8Array, number>>
   patches: number
 }
 
 /** A fresh, empty batch. */
-export const emptyBatch = (): Batch => ({ base: new Map(), staged: new Map(), patches: 0 })
+export const emptyBatch = (): Batch => ({ base: new Map(), staged: new Map(), steps: [], patches: 0 })
 
 const normalize = (raw: string) => {
   const r = normalizeRelativePath(raw)
@@ -93,8 +103,8 @@ export const listDir = (engine: Engine["Service"], batch: Batch | undefined, raw
       }
     } catch (e) {
       // A directory that exists only in the batch has no live listing.
-      if (!(typeof e === "object" && e !== null && "code" in e && e.code === "ENOENT")) {
-        return yield* viewError("path_invalid", dir === "" ? "." : dir, `Cannot list '${dir === "" ? "." : dir}' (${String(e)}).`)
+      if (errnoOf(e) !== "ENOENT") {
+        return yield* viewError("path_invalid", dir === "" ? "." : dir, `Cannot list '${dir === "" ? "." : dir}' (${String(e)}).`, e)
       }
     }
     for (const [p, s] of stagedHere) {
@@ -131,6 +141,7 @@ export const stagePatch = (engine: Engine["Service"], batch: Batch, text: string
     for (const f of plan.success.files) {
       if (f.moveFrom !== undefined) batch.staged.set(f.moveFrom, { _tag: "Missing" })
       batch.staged.set(f.path, f.after === undefined ? { _tag: "Missing" } : { _tag: "File", bytes: f.after })
+      batch.steps.push({ ...f, tag: batch.patches })
     }
     batch.patches += 1
     return plan.success
@@ -142,16 +153,8 @@ export const stagePatch = (engine: Engine["Service"], batch: Batch, text: string
  * which the engine checks and applies in the same transaction.
  */
 export const netPlan = (batch: Batch): Plan => {
-  const files: Array<PlannedFile> = []
-  for (const [p, s] of [...batch.staged].sort(([a], [b]) => byCodeUnit(a, b))) {
-    const b = batch.base.get(p)
-    const before = b?._tag === "File" ? b.bytes : undefined
-    const after = s._tag === "File" ? s.bytes : undefined
-    if (before === undefined && after === undefined) continue
-    if (before !== undefined && after !== undefined && sameBytes(before, after)) continue
-    const kind = before === undefined ? "add" : after === undefined ? "delete" : "update"
-    files.push({ kind, path: p, before, after })
-  }
+  const files: Array<PlannedFile> = NetChange.pathChanges(NetChange.fold(batch.steps, "path"), sameBytes, { moves: false, replace: false })
+    .map((c) => ({ kind: c.kind, path: c.path, before: c.before, after: c.after }))
   return {
     files,
     summary: files.map((f) => ({ status: f.kind === "add" ? "A" : f.kind === "delete" ? "D" : "M", path: f.path }))

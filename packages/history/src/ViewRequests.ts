@@ -1,0 +1,90 @@
+/**
+ * The requests the history views answer (SPEC §4.4) and the views' configuration. Responses
+ * are schemas in `@forkjoin/schema/HistoryViews`; requests are in-process arguments (the CLI
+ * builds them from flags), so they are plain types, with no wire schema to derive them from.
+ *
+ * It owns the request shapes. It does not own validating them (each view does, answering a
+ * `ViewError`) nor the responses.
+ *
+ * @since 0.1.0
+ */
+import type { EnvironmentId } from "@forkjoin/schema"
+
+/**
+ * Paging options shared by every view: `cursor` (from a previous page's `nextCursor`),
+ * `limit` (items per page, default 100, clamped to 1..1000) and `maxBytes` (encoded items
+ * per response, default 1 MiB, clamped to 1 KiB..16 MiB; at least one item is always sent).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface PageOptions {
+  readonly cursor?: string | undefined
+  readonly limit?: number | undefined
+  readonly maxBytes?: number | undefined
+}
+
+/**
+ * A timeline request: the records of `thread` (default: the caller's; with `descendants`,
+ * its descendants' too) or of `turn`, in commit order.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TimelineRequest extends PageOptions {
+  readonly caller: string
+  readonly thread?: string | undefined
+  readonly turn?: string | undefined
+  readonly descendants?: boolean | undefined
+}
+
+/**
+ * A turn-aggregate request.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TurnRequest extends PageOptions {
+  readonly caller: string
+  readonly turn: string
+}
+
+/**
+ * A record-diff request; `maxLines` caps the diff lines per response (default 2000, max 100000).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface DiffRequest extends PageOptions {
+  readonly caller: string
+  readonly recordId: string
+  readonly maxLines?: number | undefined
+}
+
+/**
+ * A file-history request: `path` is workspace-relative (an absolute path inside the
+ * workspace root is accepted; `..` pops a segment, one that leaves the workspace is refused);
+ * `detectGaps` (default true with a root) checks the disk.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface FileRequest extends PageOptions {
+  readonly caller: string
+  readonly path: string
+  readonly detectGaps?: boolean | undefined
+  /** The turn a discovered gap is attributed to (default `history-view`). */
+  readonly turn?: string | undefined
+}
+
+/**
+ * Which environment the views read, and the workspace root (needed for gap detection and
+ * for accepting absolute paths).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ViewsConfig {
+  readonly environmentId: EnvironmentId
+  readonly root?: string | undefined
+}

@@ -1,0 +1,67 @@
+/**
+ * The `timeline` view: a thread's (with its descendants, optionally) or a turn's records in
+ * commit order, within the caller's scope.
+ */
+import type { TimelinePage } from "@forkjoin/schema"
+import type { TimelineRequest } from "../ViewRequests.ts"
+import { coverageOf } from "./coverage.ts"
+import { capsOf, clampBytes, clampLimit, cursorAt, fingerprint, fitBytes, readCursor } from "./paging.ts"
+import type { RecordRow } from "./records.ts"
+import {
+  checkCaller,
+  decodeRow,
+  fail,
+  isVerifiedIn,
+  runView,
+  scopeOf,
+  type ViewContext,
+  type ViewEffect
+} from "./viewContext.ts"
+import { SQL } from "./viewQueries.ts"
+
+/** The timeline view over `ctx`. */
+export const timelineView = (ctx: ViewContext) => (request: TimelineRequest): ViewEffect<TimelinePage> =>
+  runView(ctx, "HistoryViews.timeline", (c): TimelinePage => {
+    const operation = "HistoryViews.timeline"
+    const env = ctx.env
+    checkCaller(operation, request.caller)
+    if (request.thread !== undefined && request.turn !== undefined) {
+      throw fail(operation, "InvalidRequest", "give a thread or a turn, not both")
+    }
+    const lim = clampLimit(request.limit)
+    const maxBytes = clampBytes(request.maxBytes)
+    const scope = scopeOf(c, request.caller)
+    const q = fingerprint("timeline", env, request.caller, request.thread, request.turn, request.descendants === true)
+    const cursor = readCursor(c, env, operation, request.cursor, q)
+    const after = cursor?.o ?? 0
+    let rows: Array<RecordRow>
+    if (request.turn !== undefined) {
+      rows = c.all<RecordRow>(SQL.timelineTurn, env, request.turn, JSON.stringify(scope), after, lim.limit + 1)
+    } else {
+      const thread = request.thread ?? request.caller
+      if (!scope.includes(thread)) {
+        throw fail(operation, "NotVisible", `thread ${thread} is not ${request.caller} nor one of its descendants`)
+      }
+      rows = request.descendants === true
+        ? c.all<RecordRow>(
+          SQL.timelineThreads,
+          env,
+          JSON.stringify(scopeOf(c, thread)),
+          after,
+          lim.limit + 1
+        )
+        : c.all<RecordRow>(SQL.timelineThread, env, thread, after, lim.limit + 1)
+    }
+    const more = rows.length > lim.limit
+    const page = rows.slice(0, lim.limit)
+    const { capped, taken } = fitBytes(page, (r) => Buffer.byteLength(r.record_json) + 1, maxBytes)
+    const items = taken.map((r) => decodeRow(operation, r))
+    const last = items[items.length - 1]
+    return {
+      items,
+      coverage: coverageOf(items, isVerifiedIn(c)),
+      truncated: capped,
+      nextCursor: (more || capped) && last !== undefined ? cursorAt(q, last) : null,
+      caps: capsOf(request.limit, lim, maxBytes, capped)
+    }
+  })

@@ -1,17 +1,17 @@
 /**
  * `forkjoin history ...`: the history views (timeline, turn, diff, file) of a workspace's
- * patch history. This module owns the request shape after flag parsing, opening the
- * workspace's database, and rendering pages for humans and as JSON; the views themselves
- * live in `@forkjoin/history/Views`.
+ * patch history, provider aggregates (ingest, verify) and the git export. This module owns
+ * the request shapes after flag parsing, opening the workspace's database, and rendering
+ * results for humans and as JSON; the views themselves live in `@forkjoin/history/Views`,
+ * the flags in `HistoryCommand.ts`, what a failure prints in `internal/errors.ts`.
  *
  * @since 0.1.0
  */
 import { environmentIdOf } from "@forkjoin/engine/Engine"
-import type { StoreError } from "@forkjoin/history/HistoryStore"
 import { sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
 import { Sqlite } from "@forkjoin/history/Sqlite"
-import { type IngestError, ProviderAggregates, type ProviderFormat } from "@forkjoin/history/ProviderAggregates"
-import { HistoryViews, type ViewError } from "@forkjoin/history/Views"
+import { ProviderAggregates, type ProviderFormat } from "@forkjoin/history/ProviderAggregates"
+import { HistoryViews } from "@forkjoin/history/Views"
 import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
 import {
   DiffPage,
@@ -24,23 +24,12 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { resolveWorkspace, UsageError } from "./Apply.ts"
+import { HistoryCommandError, toHistoryCommandError, UsageError } from "./internal/errors.ts"
+import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 
 // -------------------------------------------------------------------------------------
 // models
 // -------------------------------------------------------------------------------------
-
-/**
- * A history command that could not answer: a stable snake_case `code` and a message that
- * says what to do. The CLI exits 1.
- *
- * @category errors
- * @since 0.1.0
- */
-export class HistoryCommandError extends Schema.TaggedError<HistoryCommandError>()("HistoryCommandError", {
-  code: Schema.String,
-  message: Schema.String
-}) {}
 
 /**
  * Flags every history command shares.
@@ -91,14 +80,6 @@ export type ViewResult =
   | { readonly view: "diff"; readonly page: DiffPage }
   | { readonly view: "file"; readonly page: FilePage }
 
-const CODES: Record<ViewError["reason"], string> = {
-  NotVisible: "not_visible",
-  NotFound: "not_found",
-  PathRefused: "path_refused",
-  InvalidCursor: "invalid_cursor",
-  InvalidRequest: "invalid_request"
-}
-
 // -------------------------------------------------------------------------------------
 // effectful shell
 // -------------------------------------------------------------------------------------
@@ -113,7 +94,7 @@ const CODES: Record<ViewError["reason"], string> = {
 export const openTarget = (target: HistoryTarget, options?: { readonly create?: boolean }) =>
   Effect.gen(function*() {
     const root = yield* resolveWorkspace(target.workspace)
-    const db = target.db ?? path.join(root, ".forkjoin", "history.db")
+    const db = historyDbOf(root, target.db)
     if (options?.create !== true && !fs.existsSync(db)) {
       return yield* new HistoryCommandError({
         code: "no_history",
@@ -123,19 +104,6 @@ export const openTarget = (target: HistoryTarget, options?: { readonly create?: 
     }
     return { root, db, environmentId: environmentIdOf(root), caller: target.thread ?? "cli" }
   })
-
-/**
- * Maps view and store failures to `HistoryCommandError` codes.
- *
- * @category error handling
- * @since 0.1.0
- */
-export const toCommandError = (e: ViewError | StoreError | HistoryCommandError | UsageError) =>
-  e._tag === "ViewError"
-    ? new HistoryCommandError({ code: CODES[e.reason], message: e.detail })
-    : e._tag === "StoreError"
-    ? new HistoryCommandError({ code: "store_failed", message: `the history database could not be read: ${e.message}` })
-    : e
 
 /**
  * Runs one view against the workspace's history.
@@ -166,7 +134,7 @@ export const view = Effect.fn("History.view")(function*(target: HistoryTarget, p
     }
   }).pipe(
     Effect.provide(HistoryViews.layerWithStore(t.db, { environmentId: t.environmentId, root: t.root })),
-    Effect.mapError(toCommandError)
+    Effect.mapError(toHistoryCommandError("read"))
   )
 })
 
@@ -189,15 +157,6 @@ export const renderJson = (result: ViewResult): string =>
     view: result.view,
     ...(Schema.encodeSync(PAGE_SCHEMAS[result.view] as Schema.Codec<unknown, object>)(result.page))
   }) + "\n"
-
-/**
- * The `--json` line of a failure.
- *
- * @category combinators
- * @since 0.1.0
- */
-export const renderErrorJson = (e: HistoryCommandError): string =>
-  JSON.stringify({ ok: false, error: { code: e.code, message: e.message } }) + "\n"
 
 const letter = (kind: string) => (kind === "add" ? "A" : kind === "delete" ? "D" : kind === "move" ? "R" : "M")
 
@@ -252,21 +211,6 @@ export const renderText = (result: ViewResult): string => {
 // provider aggregates
 // -------------------------------------------------------------------------------------
 
-const INGEST_CODES: Record<IngestError["reason"], string> = {
-  Malformed: "malformed_event",
-  PathRefused: "path_refused",
-  Conflict: "event_id_conflict",
-  NotFound: "not_found",
-  NotAggregate: "not_an_aggregate"
-}
-
-const fromIngest = (e: IngestError | StoreError | HistoryCommandError | UsageError) =>
-  e._tag === "IngestError"
-    ? new HistoryCommandError({ code: INGEST_CODES[e.reason], message: e.detail })
-    : e._tag === "StoreError"
-    ? new HistoryCommandError({ code: "store_failed", message: `the history database could not be used: ${e.message}` })
-    : e
-
 /**
  * One `history ingest` invocation: the event file (`-` for stdin) and its format, the
  * thread and turn it belongs to, an optional provider id, and whether to verify at once.
@@ -286,7 +230,10 @@ const readEvent = (file: string): Effect.Effect<string, UsageError> =>
   Effect.try({
     try: () => fs.readFileSync(file === "-" ? 0 : file, "utf8"),
     catch: (e) =>
-      new UsageError({ message: `cannot read event file '${file}' (${e instanceof Error ? e.message : String(e)}); pass a readable file or '-'` })
+      new UsageError({
+        message: `cannot read event file '${file}' (${e instanceof Error ? e.message : String(e)}); pass a readable file or '-'`,
+        cause: e
+      })
   })
 
 /**
@@ -305,7 +252,7 @@ export const ingest = Effect.fn("History.ingest")(function*(target: HistoryTarge
     return { record, verification }
   }).pipe(
     Effect.provide(ProviderAggregates.layerSqlite(t.db, { environmentId: t.environmentId, root: t.root })),
-    Effect.mapError(fromIngest)
+    Effect.mapError(toHistoryCommandError("used"))
   )
 })
 
@@ -319,7 +266,7 @@ export const verify = Effect.fn("History.verify")(function*(target: HistoryTarge
   const t = yield* openTarget(target)
   return yield* Effect.flatMap(ProviderAggregates, (pa) => pa.verify(recordId)).pipe(
     Effect.provide(ProviderAggregates.layerSqlite(t.db, { environmentId: t.environmentId, root: t.root })),
-    Effect.mapError(fromIngest)
+    Effect.mapError(toHistoryCommandError("used"))
   )
 })
 
@@ -373,11 +320,7 @@ export const exportGit = Effect.fn("History.exportGit")(function*(target: Histor
   const { exportThread } = yield* Effect.promise(() => import("@forkjoin/history/GitExport"))
   const result = yield* exportThread({ environmentId: t.environmentId, threadId: t.caller, gitdir }).pipe(
     Effect.provide(Sqlite.layer(t.db, sqliteOptions())),
-    Effect.mapError((e) =>
-      e._tag === "GitExportError"
-        ? new HistoryCommandError({ code: "git_export_failed", message: e.message })
-        : new HistoryCommandError({ code: "store_failed", message: `the history database could not be read: ${e.message}` })
-    )
+    Effect.mapError(toHistoryCommandError("read"))
   )
   return { ...result, gitdir }
 })

@@ -8,15 +8,14 @@
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { UsageError } from "./Apply.ts"
 import type * as HistoryModule from "./History.ts"
+import { type HistoryCommandError, reportFailure, type UsageError } from "./internal/errors.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { writeStdout } from "./internal/output.ts"
 
 // Loaded on demand: the views, provider formats and git export are a large part of the bundle
 // and `forkjoin apply` should not pay their start-up.
 const loadHistory = Effect.promise(() => import("./History.ts"))
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
-import { CommandExit, EXIT_REJECTED, usageFailure, writeStderr, writeStdout } from "./internal/output.ts"
-
 
 const common = {
   workspace: workspaceFlag(),
@@ -57,18 +56,9 @@ type Common = {
   readonly maxBytes: Option.Option<number>
 }
 
-/** Maps a history command's failures to its output and exit code (1 refused, 2 usage). */
-const failWith = (History: typeof HistoryModule, name: string, json: boolean) => <A, R>(
-  effect: Effect.Effect<A, HistoryModule.HistoryCommandError | UsageError, R>
-) =>
-  effect.pipe(
-    Effect.catchTag("HistoryCommandError", (e) =>
-      Effect.flatMap(
-        json ? writeStdout(History.renderErrorJson(e)) : writeStderr(`error[${e.code}]: ${e.message}\n`),
-        () => Effect.fail(new CommandExit({ exitCode: EXIT_REJECTED }))
-      )),
-    Effect.catchTag("UsageError", usageFailure(`history ${name}`))
-  )
+/** Prints a history command's failure and sets its exit code (1 refused, 2 usage). */
+const failWith = (name: string, json: boolean) => <A, R>(effect: Effect.Effect<A, HistoryCommandError | UsageError, R>) =>
+  Effect.catch(effect, reportFailure(`history ${name}`, json))
 
 /** Runs a view, prints it, and maps failures to exit codes. */
 const runView = (name: string, input: Common, request: HistoryModule.ViewRequest) =>
@@ -82,7 +72,7 @@ const runView = (name: string, input: Common, request: HistoryModule.ViewRequest
     request
   ).pipe(
     Effect.flatMap((result) => writeStdout(input.json ? History.renderJson(result) : History.renderText(result))),
-    failWith(History, name, input.json)
+    failWith(name, input.json)
   ))
 
 const timeline = Command.make(
@@ -187,7 +177,7 @@ const ingest = Command.make(
               (r.verification === undefined ? "" : History.renderRecordLine("verification", r.verification))
         )
       ),
-      failWith(History, "ingest", input.json)
+      failWith("ingest", input.json)
     ))
 ).pipe(
   Command.withDescription(
@@ -213,7 +203,7 @@ const verify = Command.make(
             : History.renderRecordLine("verification", r)
         )
       ),
-      failWith(History, "verify", input.json)
+      failWith("verify", input.json)
     ))
 ).pipe(Command.withShortDescription("Verify a provider aggregate against the workspace (adds a linked record)"))
 
@@ -241,7 +231,7 @@ const exportGit = Command.make(
             : `${r.ref} -> ${r.head} (${r.exported} new commits, ${r.baselines} baselines) in ${r.gitdir}\n`
         )
       ),
-      failWith(History, "export-git", input.json)
+      failWith("export-git", input.json)
     ))
 ).pipe(
   Command.withDescription(

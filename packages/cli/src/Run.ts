@@ -3,23 +3,21 @@
  * runs its children through the session runtime — mutating children stage into overlays and
  * export changesets, read-only children only read — and reports each child's status,
  * observations and changeset. The shared workspace is never written. Without `--export-only`
- * the run is refused: the join arrives with the orchestrator issue.
+ * the run is refused: the join arrives with the orchestrator issue. The flags are in
+ * `RunCommand.ts`, what a failure prints in `internal/errors.ts`.
  *
  * @since 0.1.0
  */
-import { Engine } from "@forkjoin/engine/Engine"
-import { layerSqlite } from "@forkjoin/history/HistoryStoreSqlite"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import * as Children from "@forkjoin/runtime/Children"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
+import { encodeChangeset } from "@forkjoin/runtime/Session"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
-import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
-import * as path from "node:path"
-import { resolveWorkspace, UsageError } from "./Apply.ts"
+import { RunFailed, UsageError } from "./internal/errors.ts"
+import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 
 /**
  * One `run` invocation, after flag parsing.
@@ -45,10 +43,16 @@ export const readPlan = (file: string): Effect.Effect<RunPlan.RunPlan, UsageErro
   Effect.gen(function*() {
     const text = yield* Effect.try({
       try: () => fs.readFileSync(file, "utf8"),
-      catch: (e) => new UsageError({ message: `cannot read plan file '${file}' (${e instanceof Error ? e.message : String(e)}).` })
+      catch: (e) =>
+        new UsageError({
+          message: `cannot read plan file '${file}' (${e instanceof Error ? e.message : String(e)}).`,
+          cause: e
+        })
     })
     const plan = RunPlan.decodeJson(text)
-    if (Result.isFailure(plan)) return yield* new UsageError({ message: `plan file '${file}': ${plan.failure.message}` })
+    if (Result.isFailure(plan)) {
+      return yield* new UsageError({ message: `plan file '${file}': ${plan.failure.message}`, cause: plan.failure })
+    }
     return plan.success
   })
 
@@ -68,23 +72,11 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
   const root = yield* resolveWorkspace(request.workspace)
   const plan = yield* readPlan(request.planFile)
   const runId = `run-${randomUUID()}`
-  const db = request.db ?? path.join(root, ".forkjoin", "history.db")
-  const layer = Engine.layer({ root }).pipe(Layer.provide(layerSqlite(db)))
   return yield* Children.runExportOnly(plan, { runId, runDirectory: Artifacts.defaultRunDirectory(root, runId) }).pipe(
-    Effect.provide(layer),
-    Effect.mapError((e) => e instanceof UsageError ? e : new RunFailed({ message: e.message }))
+    Effect.provide(engineLayer(root, historyDbOf(root, request.db))),
+    Effect.mapError((e) => new RunFailed({ message: e.message, cause: e }))
   )
 })
-
-/**
- * The run could not complete (engine start, artifact or blob I/O): exit 1.
- *
- * @category errors
- * @since 0.1.0
- */
-export class RunFailed extends Schema.TaggedError<RunFailed>()("RunFailed", {
-  message: Schema.String
-}) {}
 
 /**
  * Exit 0 when every child finished cleanly, else 1.
@@ -108,7 +100,7 @@ export const renderJson = (result: Children.RunResult): string =>
       status: r.status,
       attempts: r.attempts,
       observations: r.observations,
-      ...(r.changeset === undefined ? {} : { changeset: r.changeset }),
+      ...(r.changeset === undefined ? {} : { changeset: encodeChangeset(r.changeset) }),
       artifacts: r.artifacts
     }))
   }) + "\n"
@@ -124,8 +116,7 @@ export const renderText = (result: Children.RunResult): string => {
   for (const r of result.results) {
     const refused = r.observations.filter((s) => !s.observation.ok).length
     lines.push(`${r.id}: ${r.status} (${r.observations.length} actions, ${refused} refused) artifacts ${r.artifacts}`)
-    const entries = (r.changeset as { entries?: ReadonlyArray<{ kind: string; path: string; moveFrom?: string }> } | undefined)?.entries ?? []
-    for (const e of entries) lines.push(`  ${e.kind} ${e.moveFrom === undefined ? "" : `${e.moveFrom} -> `}${e.path}`)
+    for (const e of r.changeset?.entries ?? []) lines.push(`  ${e.kind} ${e.moveFrom === undefined ? "" : `${e.moveFrom} -> `}${e.path}`)
   }
   return lines.join("\n") + "\n"
 }

@@ -5,3 +5,7 @@
  * @since 0.1.0
  */
 export * as Apply from "./Apply.ts"
+export * as Demo from "./Demo.ts"
+export * as History from "./History.ts"
+export * as Repair from "./Repair.ts"
+export * as Run from "./Run.ts"

@@ -625,3 +625,42 @@ describe("forkjoin repair", () => {
     expect(jsonLine(next.stdout).record.commitOrdinal).toBe(1)
   })
 })
+
+describe("forkjoin apply, repair and history: a corrupt history database (exit 1, history_unavailable)", () => {
+  /** A workspace whose default history database is a file of garbage bytes. */
+  const corrupt = () => {
+    const { ws } = makeSandbox()
+    writeTree(ws, { "a.txt": "hello\nworld\n" })
+    fs.mkdirSync(path.join(ws, ".forkjoin"))
+    fs.writeFileSync(defaultDb(ws), Buffer.alloc(4096, 0x5a))
+    return { ws, before: snapshotTree(ws) }
+  }
+
+  it("apply --json: history_unavailable at stage 9 with an actionable message; nothing written", () => {
+    const { ws, before } = corrupt()
+    const r = runCli(["apply", "--workspace", ws, "--json"], { stdin: ADD_AND_UPDATE })
+    expect(r.stderr).toBe("")
+    expect(r.status).toBe(1)
+    const { error } = jsonLine(r.stdout)
+    expect(error).toMatchObject({ code: "history_unavailable", stage: 9, paths: [] })
+    expect(error.message).toContain(defaultDb(ws))
+    expect(error.message).toContain("restore it from a backup or pass another one with --db")
+    expect(Object.keys(error).sort()).toEqual(["code", "message", "paths", "stage"])
+    expect(snapshotTree(ws)).toEqual(before)
+  })
+
+  it("apply without --json and repair print error[history_unavailable] (stage 9); history views refuse too", () => {
+    const { ws, before } = corrupt()
+    const human = runCli(["apply", "--workspace", ws], { stdin: ADD_AND_UPDATE })
+    expect(human.status).toBe(1)
+    expect(human.stdout).toBe("")
+    expect(human.stderr).toMatch(/^error\[history_unavailable\] \(stage 9\): cannot open the history database .*--db\.\n$/)
+    const repair = runCli(["repair", "--workspace", ws, "--json"])
+    expect(repair.status).toBe(1)
+    expect(jsonLine(repair.stdout).error).toMatchObject({ code: "history_unavailable", stage: 9 })
+    const view = runCli(["history", "timeline", "--workspace", ws, "--json"])
+    expect(view.status).toBe(1)
+    expect(jsonLine(view.stdout)).toMatchObject({ ok: false, error: { code: "history_unavailable" } })
+    expect(snapshotTree(ws)).toEqual(before)
+  })
+})

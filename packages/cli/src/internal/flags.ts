@@ -1,11 +1,26 @@
-/** Flags every workspace command shares, defined once so their names and help agree. */
+/**
+ * Flags every workspace command shares, defined once so their names and help agree. It does
+ * not own what the commands do with them (`workspace.ts` resolves both).
+ *
+ * @since 0.1.0
+ */
 import { Flag } from "effect/cli"
 
-/** `--workspace DIR` (required). */
+/**
+ * `--workspace DIR` (required).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const workspaceFlag = (description = "Workspace root (required)") =>
   Flag.String("workspace").pipe(Flag.withMetavar("DIR"), Flag.withDescription(description))
 
-/** `--db FILE` (optional; the default lives beside the workspace). */
+/**
+ * `--db FILE` (optional; the default lives beside the workspace).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const dbFlag = Flag.String("db").pipe(
   Flag.withMetavar("FILE"),
   Flag.withDescription("Patch history database (default <workspace>/.forkjoin/history.db, created on first use)"),

@@ -1,0 +1,92 @@
+/**
+ * The `forkjoin apply` command: its argument, flags, help text and examples, wired to the
+ * program in `Apply.ts`. Exit 0 applied, 1 rejected (workspace untouched), 2 usage error.
+ *
+ * @since 0.1.0
+ */
+import { Argument, Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Apply from "./Apply.ts"
+import { reportFailure } from "./internal/errors.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { writeStdout } from "./internal/output.ts"
+
+/**
+ * `forkjoin apply [PATCH_FILE|-] --workspace DIR ...`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const apply = Command.make(
+  "apply",
+  {
+    patchFile: Argument.String("PATCH_FILE").pipe(
+      Argument.withDescription("File holding the apply_patch text; '-' or omitted reads it from stdin"),
+      Argument.optional
+    ),
+    workspace: workspaceFlag("Workspace root the patch's relative paths are resolved against (required)"),
+    db: dbFlag,
+    profile: Flag.Literals("profile", ["native", "codex"]).pipe(
+      Flag.withMetavar("native|codex"),
+      Flag.withDescription(
+        "native (default): rejects ambiguous context, never replaces an existing file, keeps line endings, " +
+          "BOM and final newline. codex: the same final state as Codex apply_patch (still all-or-nothing)"
+      ),
+      Flag.withDefault("native" as const)
+    ),
+    thread: Flag.String("thread").pipe(
+      Flag.withMetavar("ID"),
+      Flag.withDescription("Thread id recorded with the change (default 'cli')"),
+      Flag.optional
+    ),
+    turn: Flag.String("turn").pipe(
+      Flag.withMetavar("ID"),
+      Flag.withDescription("Turn id recorded with the change (default 'cli')"),
+      Flag.optional
+    ),
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription(
+        "Print exactly one JSON line on stdout: {\"ok\":true,\"record\":{...}} or {\"ok\":false,\"error\":{...}}"
+      ),
+      Flag.withDefault(false)
+    ),
+    preserveLineEndings: Flag.Boolean("preserve-line-endings").pipe(
+      Flag.withDescription(
+        "With --profile codex, keep CRLF files CRLF (Codex's opt-in mode). native always preserves line endings"
+      ),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.apply")(
+    function*(input) {
+      const record = yield* Apply.applyFrom(Option.getOrUndefined(input.patchFile), {
+        workspace: input.workspace,
+        db: Option.getOrUndefined(input.db),
+        profile: input.profile,
+        preserveLineEndings: input.preserveLineEndings,
+        threadId: Option.getOrUndefined(input.thread),
+        turnId: Option.getOrUndefined(input.turn)
+      })
+      yield* writeStdout(input.json ? Apply.renderJson(record) : Apply.renderSuccess(Apply.summaryOf(record)))
+    },
+    (effect, input) => Effect.catch(effect, reportFailure("apply", input.json))
+  )
+).pipe(
+  Command.withDescription(
+    "Apply one Codex apply_patch patch to a workspace through the native engine, all or nothing. The patch is " +
+      "parsed, every target is resolved inside the workspace (symlinks leading outside it, .git/ and .forkjoin/ " +
+      "are refused), the full result is planned in memory, the files are locked against other writers, the " +
+      "intent is journaled, the files are replaced through fsynced temp files and renames, and one record is " +
+      "written to the patch history. Grant: write + create directories, no overwrite. Exit 0 applied, 1 " +
+      "rejected (workspace untouched), 2 usage error."
+  ),
+  Command.withShortDescription("Apply an apply_patch patch to a workspace, all or nothing"),
+  Command.withExamples([
+    { command: "forkjoin apply fix.patch --workspace .", description: "Apply fix.patch to the current directory" },
+    {
+      command: "cat fix.patch | forkjoin apply - --workspace repo --json",
+      description: "Read the patch from stdin and print one JSON result line"
+    }
+  ])
+)

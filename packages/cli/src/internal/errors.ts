@@ -1,0 +1,261 @@
+/**
+ * The CLI's failures and the one place that turns any of them into what the process prints
+ * and its exit code: usage errors (exit 2, stderr only), engine rejections (exit 1, the
+ * `--json` error body or `error[code] (stage n)` text), history command refusals and failed
+ * runs. It also maps the lower layers' errors (`StoreError`, `ViewError`, `IngestError`,
+ * `GitExportError`) onto those, keeping each one as the `cause`.
+ *
+ * It does not own the command programs nor the writing of output (`output.ts`).
+ *
+ * @since 0.1.0
+ */
+import { fromStoreError } from "@forkjoin/engine/HistoryFailure"
+import type { GitExportError } from "@forkjoin/history/GitExport"
+import type { StoreError } from "@forkjoin/history/HistoryStore"
+import type { IngestError } from "@forkjoin/history/ProviderAggregates"
+import type { ViewError } from "@forkjoin/history/ViewError"
+import { type EngineError, type EngineErrorBody, toBody } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
+import * as Cause from "effect/Cause"
+import { CliError, CliOutput } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
+import { CommandExit, EXIT_REJECTED, EXIT_USAGE, writeStderr, writeStdout } from "./output.ts"
+
+// -------------------------------------------------------------------------------------
+// errors
+// -------------------------------------------------------------------------------------
+
+/**
+ * An invocation problem (unreadable patch, plan or event file, missing workspace): the CLI
+ * exits 2 and the request was never made.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
+
+/**
+ * A history command that could not answer: a stable snake_case `code` and a message that
+ * says what to do. The CLI exits 1.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class HistoryCommandError extends Schema.TaggedError<HistoryCommandError>()("HistoryCommandError", {
+  code: Schema.String,
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
+
+/**
+ * A run that could not complete (engine start, artifact or blob I/O): exit 1.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class RunFailed extends Schema.TaggedError<RunFailed>()("RunFailed", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
+
+/**
+ * Every failure a command reports.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type CommandFailure = UsageError | EngineError | HistoryCommandError | RunFailed
+
+// -------------------------------------------------------------------------------------
+// mapping lower-layer errors
+// -------------------------------------------------------------------------------------
+
+/**
+ * A failure to open the history database `db`: busy or corrupt is `history_unavailable`,
+ * anything else `commit_failed`, both at the persist stage, the store error kept as cause.
+ *
+ * @category error handling
+ * @since 0.1.0
+ */
+export const fromHistoryOpen = (e: StoreError, db: string): EngineError =>
+  fromStoreError(e, Stage.persist, [], `cannot open the history database ${db}`)
+
+const VIEW_CODES: Record<ViewError["reason"], string> = {
+  NotVisible: "not_visible",
+  NotFound: "not_found",
+  PathRefused: "path_refused",
+  InvalidCursor: "invalid_cursor",
+  InvalidRequest: "invalid_request"
+}
+
+const INGEST_CODES: Record<IngestError["reason"], string> = {
+  Malformed: "malformed_event",
+  PathRefused: "path_refused",
+  Conflict: "event_id_conflict",
+  NotFound: "not_found",
+  NotAggregate: "not_an_aggregate"
+}
+
+/**
+ * Maps what a history command met to its `HistoryCommandError`: view and ingestion refusals
+ * by reason, git failures as `git_export_failed`, a busy or corrupt database as
+ * `history_unavailable` and any other store failure as `store_failed` (`what` says whether
+ * the database was being read or used).
+ *
+ * @category error handling
+ * @since 0.1.0
+ */
+export const toHistoryCommandError = (what: "read" | "used") =>
+(
+  e: ViewError | IngestError | GitExportError | StoreError | HistoryCommandError
+): HistoryCommandError => {
+  switch (e._tag) {
+    case "HistoryCommandError":
+      return e
+    case "ViewError":
+      return new HistoryCommandError({ code: VIEW_CODES[e.reason], message: e.detail, cause: e })
+    case "IngestError":
+      return new HistoryCommandError({ code: INGEST_CODES[e.reason], message: e.detail, cause: e })
+    case "GitExportError":
+      return new HistoryCommandError({ code: "git_export_failed", message: e.message, cause: e })
+    case "StoreError": {
+      const prefix = `the history database could not be ${what}`
+      // The engine's mapping decides which store failures mean "unavailable"; the history
+      // commands have no stages, so only its code and message are used.
+      const engine = fromStoreError(e, Stage.persist, [], prefix)
+      return engine.code === "history_unavailable"
+        ? new HistoryCommandError({ code: engine.code, message: engine.message, cause: e })
+        : new HistoryCommandError({ code: "store_failed", message: `${prefix}: ${e.message}`, cause: e })
+    }
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// rendering
+// -------------------------------------------------------------------------------------
+
+/**
+ * Human rejection text for stderr: `error[<code>] (stage <n>): <message>` then the paths
+ * and any details a model can act on.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderEngineError = (error: EngineErrorBody): string => {
+  const lines = [`error[${error.code}] (stage ${error.stage}): ${error.message}`]
+  for (const p of error.paths) lines.push(`  path: ${p}`)
+  if (error.line !== undefined) lines.push(`  patch line: ${error.line}`)
+  if (error.candidates !== undefined && error.candidates.length > 0) {
+    lines.push(`  candidate lines: ${error.candidates.join(", ")}`)
+  }
+  return lines.join("\n") + "\n"
+}
+
+/**
+ * What the process does with a failure: its exit code, the text for stdout (only ever the
+ * one `--json` line) and for stderr.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface FailureOutput {
+  readonly exitCode: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * The output of `error` raised by `forkjoin <command>`. A usage error never goes to stdout,
+ * even with `--json` (like a flag error, the request was never made); neither does a failed
+ * run, whose `--json` line is the run result only.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const failureOutput = (
+  error: CommandFailure,
+  options: { readonly command: string; readonly json: boolean }
+): FailureOutput => {
+  switch (error._tag) {
+    case "UsageError":
+      return {
+        exitCode: EXIT_USAGE,
+        stdout: "",
+        stderr: `error: ${error.message}\nRun 'forkjoin ${options.command} --help' for usage.\n`
+      }
+    case "EngineError":
+      return options.json
+        ? { exitCode: EXIT_REJECTED, stdout: JSON.stringify({ ok: false, error: toBody(error) }) + "\n", stderr: "" }
+        : { exitCode: EXIT_REJECTED, stdout: "", stderr: renderEngineError(error) }
+    case "HistoryCommandError":
+      return options.json
+        ? {
+          exitCode: EXIT_REJECTED,
+          stdout: JSON.stringify({ ok: false, error: { code: error.code, message: error.message } }) + "\n",
+          stderr: ""
+        }
+        : { exitCode: EXIT_REJECTED, stdout: "", stderr: `error[${error.code}]: ${error.message}\n` }
+    case "RunFailed":
+      return { exitCode: EXIT_REJECTED, stdout: "", stderr: `error: ${error.message}\n` }
+  }
+}
+
+/**
+ * Prints a command's failure and ends it with the failure's exit code.
+ *
+ * @category error handling
+ * @since 0.1.0
+ */
+export const reportFailure = (command: string, json: boolean) => (error: CommandFailure): Effect.Effect<never, CommandExit> =>
+  Effect.gen(function*() {
+    const output = failureOutput(error, { command, json })
+    if (output.stdout !== "") yield* writeStdout(output.stdout)
+    if (output.stderr !== "") yield* writeStderr(output.stderr)
+    return yield* new CommandExit({ exitCode: output.exitCode })
+  })
+
+// -------------------------------------------------------------------------------------
+// flag errors and the process exit code
+// -------------------------------------------------------------------------------------
+
+/**
+ * effect/cli's presenter, except that invocation errors go to stderr, so `--json` consumers
+ * never see help text on stdout.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const presenter = CliOutput.layerPresenter({
+  present: (event) =>
+    event._tag === "InvalidInvocation"
+      ? Effect.gen(function*() {
+        const formatter = yield* CliOutput.Formatter
+        const lines = event.errors.map((e) => `error: ${formatter.formatCliError(e)}`)
+        yield* writeStderr(`${lines.join("\n")}\nRun '${event.commandPath.join(" ")} --help' for usage.\n`)
+      })
+      : CliOutput.defaultPresenter.present(event)
+})
+
+/**
+ * The process exit code of a finished CLI run. effect/cli fails with `ShowHelp` (exit code 1
+ * by default) on every parse error; SPEC §9 reserves 1 for rejected requests, so invocation
+ * errors become 2. An interrupted run is 130.
+ *
+ * @category error handling
+ * @since 0.1.0
+ */
+export const processExitCode = (exit: Exit.Exit<unknown, unknown>): number => {
+  if (Exit.isSuccess(exit)) return 0
+  if (Cause.hasInterruptsOnly(exit.cause)) return 130
+  const error = Cause.squash(exit.cause)
+  if (CliError.isCliError(error) && error._tag !== "UserError") {
+    return error._tag === "ShowHelp" && error.errors.length === 0 ? 0 : EXIT_USAGE
+  }
+  return Runtime.getErrorExitCode(error)
+}

@@ -2,10 +2,11 @@
  * Engine stages 7–8 on disk: stage every new content in a fsynced temp file beside its
  * target (creating missing directories), then rename/unlink into place in plan order, and on
  * any failure restore every already-committed target, in reverse order, from the bytes read
- * under the lock. The journal and history around these steps live in `Engine.ts`.
+ * under the lock. The journal and history around these steps live in `commitLocked.ts`.
  */
-import { EngineError } from "@forkjoin/schema/EngineError"
 import type { Plan } from "@forkjoin/patch"
+import { errnoOf } from "@forkjoin/patch/SystemError"
+import { EngineError } from "@forkjoin/schema/EngineError"
 import { randomBytes } from "node:crypto"
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
@@ -38,10 +39,15 @@ export interface Step {
   readonly original: ResolvedTarget
 }
 
-const describe = (error: unknown): string =>
-  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
-    ? `${error.code}${"message" in error && typeof error.message === "string" ? `: ${error.message}` : ""}`
-    : String(error)
+/** `CODE: message` of a system error for commit messages (the code alone says too little here). */
+const describe = (error: unknown): string => {
+  const code = errnoOf(error)
+  if (code === undefined) return String(error)
+  const message = typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+    ? error.message
+    : undefined
+  return message === undefined ? code : `${code}: ${message}`
+}
 
 /** The temp file name beside `absolute`; `tag` (the intent id) lets repair find leftovers. */
 export const tempPathFor = (absolute: string, tag: string): string =>
@@ -148,7 +154,7 @@ const restore = (io: WriterIo, step: Step): void => {
     try {
       io.unlinkSync(step.absolute)
     } catch (error) {
-      if (!(typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT")) throw error
+      if (errnoOf(error) !== "ENOENT") throw error
     }
   }
 }
@@ -199,7 +205,8 @@ export const stageSteps = (io: WriterIo, steps: ReadonlyArray<Step>, tag: string
       code: "commit_failed",
       stage: 7,
       paths: current === undefined ? [] : [current.path],
-      message: `Staging ${current === undefined ? "the plan" : `'${current.path}'`} failed (${describe(error)}); nothing was changed. Fix the cause and retry.`
+      message: `Staging ${current === undefined ? "the plan" : `'${current.path}'`} failed (${describe(error)}); nothing was changed. Fix the cause and retry.`,
+      cause: error
     })
   }
   return { steps, temps, createdDirs }
@@ -249,7 +256,8 @@ export const commitStaged = (io: WriterIo, staged: Staged, afterRename?: (k: num
       paths: [...new Set([...(failedPath === undefined ? [] : [failedPath]), ...unrestored])],
       message: unrestored.length === 0
         ? `Writing ${failedPath === undefined ? "the plan" : `'${failedPath}'`} failed (${describe(error)}); every file was restored and the workspace is unchanged. Fix the cause and retry.`
-        : `Writing '${failedPath}' failed (${describe(error)}) and restoring ${unrestored.map((p) => `'${p}'`).join(", ")} also failed; those files may hold the new content. Inspect them before retrying.`
+        : `Writing '${failedPath}' failed (${describe(error)}) and restoring ${unrestored.map((p) => `'${p}'`).join(", ")} also failed; those files may hold the new content. Inspect them before retrying.`,
+      cause: error
     })
   }
   const dirs = new Set<string>()

@@ -6,8 +6,10 @@
  * polls without blocking the event loop and gives up with `lock_timeout`.
  */
 import Database from "better-sqlite3"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
+import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -56,7 +58,7 @@ export class WorkspaceLock {
       this.db.exec("BEGIN IMMEDIATE")
       return true
     } catch (error) {
-      if (typeof error === "object" && error !== null && "code" in error && String(error.code).startsWith("SQLITE_BUSY")) {
+      if (errnoOf(error)?.startsWith("SQLITE_BUSY") === true) {
         return false
       }
       throw error
@@ -67,10 +69,10 @@ export class WorkspaceLock {
   with<A, E, R>(timeoutMs: number, paths: ReadonlyArray<string>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | EngineError, R> {
     const tryBegin = () => this.tryBegin()
     const acquire = Effect.gen(function*() {
-      const deadline = Date.now() + timeoutMs
+      const deadline = (yield* Clock.currentTimeMillis) + timeoutMs
       let delay = 1
       while (!tryBegin()) {
-        if (Date.now() >= deadline) {
+        if ((yield* Clock.currentTimeMillis) >= deadline) {
           return yield* new EngineError({
             code: "lock_timeout",
             stage: 6,

@@ -8,13 +8,15 @@
  * of the intent are removed. Repair never invents an exact record it cannot prove.
  */
 import type { HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
+import { sha256 } from "@forkjoin/patch/Bytes"
 import type { EnvironmentId, JournalIntent, RecordDraft } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { fromStoreError } from "../HistoryFailure.ts"
 import { commitStaged, stageSteps, type Step } from "./commit.ts"
 import { type ResolveContext, resolveTarget } from "./resolve.ts"
 
@@ -42,10 +44,7 @@ export interface RepairReport {
   readonly outcomes: ReadonlyArray<RepairOutcome>
 }
 
-const hashOf = (bytes: Uint8Array): string => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
-
-const fail = (e: StoreError) =>
-  new EngineError({ code: "commit_failed", stage: 9, paths: [], message: `Repair could not use the history store: ${e.message}` })
+const fail = (e: StoreError): EngineError => fromStoreError(e, 9, [], "Repair could not use the history store")
 
 /** Removes the intent's temp files beside each target and the directories it created, if empty. */
 const cleanup = (ctx: ResolveContext, intent: JournalIntent): void => {
@@ -88,7 +87,7 @@ export const repairIntents = (deps: {
       const live = intent.entries.map((entry) => {
         try {
           const t = resolveTarget({ ...ctx, denied: [] }, entry.path)
-          return { entry, target: t, hash: t.state._tag === "File" ? hashOf(t.state.bytes) : t.state._tag === "Missing" ? null : "other" }
+          return { entry, target: t, hash: t.state._tag === "File" ? sha256(t.state.bytes) : t.state._tag === "Missing" ? null : "other" }
         } catch {
           return { entry, target: undefined, hash: "other" as const }
         }
@@ -106,7 +105,8 @@ export const repairIntents = (deps: {
             { code: "recovered_after_crash", message: "The process stopped after writing the files; repair finished this record from the journal." }
           ]
         }
-        yield* store.commitIntent(intent.intentId, draft, Date.now()).pipe(Effect.mapError(fail))
+        const now = yield* Clock.currentTimeMillis
+        yield* store.commitIntent(intent.intentId, draft, now).pipe(Effect.mapError(fail))
         cleanup(ctx, intent)
         outcomes.push({ ...base, action: "completed", message: "All files were at their new content; the record was completed." })
         continue
@@ -124,7 +124,7 @@ export const repairIntents = (deps: {
           if (l.hash === l.entry.pre || l.target === undefined) continue
           let bytes: Uint8Array | undefined
           if (l.entry.pre !== null) {
-            const blob = yield* store.getBlob(l.entry.pre as never).pipe(Effect.mapError(fail))
+            const blob = yield* store.getBlob(l.entry.pre).pipe(Effect.mapError(fail))
             if (Option.isNone(blob)) {
               return yield* new EngineError({
                 code: "commit_failed",
@@ -139,7 +139,7 @@ export const repairIntents = (deps: {
         }
         yield* Effect.try({
           try: () => commitStaged(fs, stageSteps(fs, steps, `${intent.intentId}-repair`)),
-          catch: (e) => (e instanceof EngineError ? e : new EngineError({ code: "commit_failed", stage: 8, paths, message: String(e) }))
+          catch: (e) => (e instanceof EngineError ? e : new EngineError({ code: "commit_failed", stage: 8, paths, message: String(e), cause: e }))
         })
         yield* store.closeIntent(intent.intentId, "aborted", "repair: partial commit restored to the previous content").pipe(
           Effect.mapError(fail)
@@ -171,7 +171,8 @@ export const repairIntents = (deps: {
       yield* store.closeIntent(intent.intentId, "uncertain", `repair: ${unknown.join(", ")} match neither pre nor post`).pipe(
         Effect.mapError(fail)
       )
-      yield* store.appendRecord(draft, Date.now()).pipe(Effect.mapError(fail))
+      const now = yield* Clock.currentTimeMillis
+      yield* store.appendRecord(draft, now).pipe(Effect.mapError(fail))
       cleanup(ctx, intent)
       outcomes.push({
         ...base,

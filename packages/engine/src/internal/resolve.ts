@@ -1,11 +1,15 @@
 /**
  * Engine stage 3 (resolve): turns normalized relative target paths into absolute locations
  * under the workspace's real path, refusing denied paths (policy globs) and symlinks that
- * lead outside the allowed roots, and reads what is there now. Owns no writing (see
- * `commit.ts`) and no patch semantics (that is `@forkjoin/patch`).
+ * lead outside the allowed roots, and reads what is there now. One walk serves the write
+ * path and `read` (first problem fails) and `inspect` (each path's problem is its own).
+ * Owns no writing (see `commit.ts`) and no patch semantics (that is `@forkjoin/patch`).
  */
-import { EngineError } from "@forkjoin/schema/EngineError"
 import type { FileState } from "@forkjoin/patch"
+import { isInside, relativeUnder } from "@forkjoin/patch/RelativePath"
+import { errnoOf } from "@forkjoin/patch/SystemError"
+import { EngineError } from "@forkjoin/schema/EngineError"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -58,17 +62,12 @@ export const compileGlob = (glob: string, caseInsensitive: boolean): RegExp => {
   return new RegExp(`^${re}$`, caseInsensitive ? "i" : "")
 }
 
-/** True when `candidate` is `root` or below it. */
-export const isInside = (root: string, candidate: string): boolean =>
-  candidate === root || candidate.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
-
-const errnoOf = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
-    ? error.code
-    : undefined
-
-const fail = (code: "path_invalid" | "path_outside_roots" | "path_denied_by_policy", rel: string, message: string) =>
-  new EngineError({ code, stage: 3, paths: [rel], message })
+const fail = (
+  code: "path_invalid" | "path_outside_roots" | "path_denied_by_policy",
+  rel: string,
+  message: string,
+  cause?: unknown
+) => new EngineError({ code, stage: 3, paths: [rel], message, ...(cause === undefined ? {} : { cause }) })
 
 /**
  * Resolves one normalized relative path under `root` (already a real path) and reads its state.
@@ -85,9 +84,8 @@ export const resolveTarget = (ctx: ResolveContext, rel: string): ResolvedTarget 
   const target = walk(ctx, rel, segments)
   // The lexical check above misses an in-workspace symlink such as `g -> .git`; check where
   // the write would really land too.
-  if (isInside(root, target.absolute)) {
-    denyByPolicy(ctx, rel, path.relative(root, target.absolute).split(path.sep).join("/"))
-  }
+  const landed = relativeUnder(root, target.absolute)
+  if (landed !== undefined) denyByPolicy(ctx, rel, landed)
   return target
 }
 
@@ -122,21 +120,22 @@ const walk = (ctx: ResolveContext, rel: string, segments: ReadonlyArray<string>)
         return { path: rel, absolute: path.join(next, ...segments.slice(i + 1)), state: { _tag: "Missing" }, mode: undefined }
       }
       if (errno === "ENOTDIR") {
-        throw fail("path_invalid", rel, `Path '${rel}' goes through a component that is not a directory; fix the path.`)
+        throw fail("path_invalid", rel, `Path '${rel}' goes through a component that is not a directory; fix the path.`, error)
       }
-      throw fail("path_invalid", rel, `Cannot inspect '${rel}' (${errno ?? String(error)}); check its permissions.`)
+      throw fail("path_invalid", rel, `Cannot inspect '${rel}' (${errno ?? String(error)}); check its permissions.`, error)
     }
 
     if (stat.isSymbolicLink()) {
       let real: string
       try {
         real = fs.realpathSync(next)
-      } catch {
+      } catch (error) {
         // A dangling link: we cannot prove where a write would land.
         throw fail(
           "path_outside_roots",
           rel,
-          `Path '${rel}' goes through a symbolic link that does not resolve; refusing to write through it.`
+          `Path '${rel}' goes through a symbolic link that does not resolve; refusing to write through it.`,
+          error
         )
       }
       if (!isInside(root, real) && !ctx.allowedRoots.some((r) => isInside(r, real))) {
@@ -166,7 +165,7 @@ const walk = (ctx: ResolveContext, rel: string, segments: ReadonlyArray<string>)
         try {
           bytes = fs.readFileSync(next)
         } catch (error) {
-          throw fail("path_invalid", rel, `Cannot read '${rel}' (${errnoOf(error) ?? String(error)}); check its permissions.`)
+          throw fail("path_invalid", rel, `Cannot read '${rel}' (${errnoOf(error) ?? String(error)}); check its permissions.`, error)
         }
         return { path: rel, absolute: next, state: { _tag: "File", bytes }, mode: stat.mode & 0o7777 }
       }
@@ -198,27 +197,72 @@ const describeStat = (stat: fs.Stats): string =>
     : "not a regular file"
 
 /**
- * Resolves every target, refusing two patch paths that reach the same file through
- * in-workspace symlinks (the plan would treat them as independent files).
+ * Remembers where each resolved path lands and reports the second of two paths that reach the
+ * same file through in-workspace symlinks or letter case (a plan would treat them as
+ * independent files).
  */
-export const resolveTargets = (ctx: ResolveContext, rels: ReadonlyArray<string>): ReadonlyArray<ResolvedTarget> => {
+const sameFileGuard = (ctx: ResolveContext): (target: ResolvedTarget) => EngineError | undefined => {
   const seen = new Map<string, string>()
-  const out: Array<ResolvedTarget> = []
-  for (const rel of rels) {
-    const target = resolveTarget(ctx, rel)
+  return (target) => {
     // On a case-insensitive filesystem `A.txt` and `a.txt` are one file: one plan entry only.
     const key = ctx.caseInsensitive ? target.absolute.toLowerCase() : target.absolute
     const other = seen.get(key)
-    if (other !== undefined && other !== rel) {
-      throw new EngineError({
+    if (other !== undefined && other !== target.path) {
+      return new EngineError({
         code: "path_invalid",
         stage: 3,
-        paths: [other, rel],
-        message: `Paths '${other}' and '${rel}' name the same file (through a symbolic link or letter case); use one path per file.`
+        paths: [other, target.path],
+        message: `Paths '${other}' and '${target.path}' name the same file (through a symbolic link or letter case); use one path per file.`
       })
     }
-    seen.set(key, rel)
+    seen.set(key, target.path)
+    return undefined
+  }
+}
+
+/**
+ * Resolves every target in order and throws the first problem: a path's own (stage 3) or
+ * two paths naming the same file.
+ */
+export const resolveTargets = (ctx: ResolveContext, rels: ReadonlyArray<string>): ReadonlyArray<ResolvedTarget> => {
+  const guard = sameFileGuard(ctx)
+  const out: Array<ResolvedTarget> = []
+  for (const rel of rels) {
+    const target = resolveTarget(ctx, rel)
+    const clash = guard(target)
+    if (clash !== undefined) throw clash
     out.push(target)
   }
   return out
+}
+
+/**
+ * Resolves every target, keeping each path's own problem as that path's failure; fails as a
+ * whole only when two paths name the same file.
+ */
+export const resolveEach = (
+  ctx: ResolveContext,
+  rels: ReadonlyArray<string>
+): Result.Result<ReadonlyArray<readonly [string, Result.Result<ResolvedTarget, EngineError>]>, EngineError> => {
+  const guard = sameFileGuard(ctx)
+  const out: Array<readonly [string, Result.Result<ResolvedTarget, EngineError>]> = []
+  for (const rel of rels) {
+    const resolved = resolveTargetResult(ctx, rel)
+    if (Result.isSuccess(resolved)) {
+      const clash = guard(resolved.success)
+      if (clash !== undefined) return Result.fail(clash)
+    }
+    out.push([rel, resolved])
+  }
+  return Result.succeed(out)
+}
+
+/** `resolveTarget` as a value: the path's stage-3 problem is the failure. */
+const resolveTargetResult = (ctx: ResolveContext, rel: string): Result.Result<ResolvedTarget, EngineError> => {
+  try {
+    return Result.succeed(resolveTarget(ctx, rel))
+  } catch (error) {
+    if (error instanceof EngineError) return Result.fail(error)
+    throw error
+  }
 }

@@ -1,0 +1,172 @@
+/**
+ * Engine stages 6–10, run while holding the path and workspace locks: re-read every target
+ * (`stale_file` if anything moved since planning), journal the intent with its blobs, stage
+ * and rename the files, commit the record with the intent's close, publish the event. Every
+ * history-store failure goes through `fromStoreError`; every time comes from `Clock`. The
+ * on-disk steps are `commit.ts`, the draft is `draft.ts`; locking is the caller's.
+ */
+import type { HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
+import type { Plan } from "@forkjoin/patch"
+import { sameBytes } from "@forkjoin/patch/Bytes"
+import { relativeUnder } from "@forkjoin/patch/RelativePath"
+import type { EnvironmentId, InvocationId, PatchHistoryRecord, RecordId, RelativePath, TransactionId } from "@forkjoin/schema"
+import { EngineError } from "@forkjoin/schema/EngineError"
+import { utcTimestampFromMillis } from "@forkjoin/schema/UtcTimestamp"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as PubSub from "effect/PubSub"
+import { randomUUID } from "node:crypto"
+import * as fs from "node:fs"
+import type { HistoryEvent, RequestContext } from "../Engine.ts"
+import { fromStoreError } from "../HistoryFailure.ts"
+import { commitStaged, type Staged, stageSteps, type Step } from "./commit.ts"
+import { buildDraft } from "./draft.ts"
+import * as Fault from "./fault.ts"
+import { type ResolveContext, type ResolvedTarget, resolveTargets } from "./resolve.ts"
+import { toEngineError } from "./toEngineError.ts"
+
+/** What stages 6–10 need from the engine. */
+export interface CommitDeps {
+  readonly store: HistoryStore["Service"]
+  readonly events: PubSub.PubSub<HistoryEvent>
+  readonly ctx: ResolveContext
+  readonly environmentId: EnvironmentId
+  readonly newFileMode: number
+}
+
+/** A request planned by stages 1–5, ready to commit. */
+export interface Prepared {
+  readonly request: RequestContext
+  readonly plan: Plan
+  readonly steps: ReadonlyArray<Step>
+  readonly targets: ReadonlyMap<string, ResolvedTarget>
+  /** Absolute directories the commit creates, parents first. */
+  readonly missingDirs: ReadonlyArray<string>
+}
+
+/** Stage 6: refuses the first target whose live state differs from what was planned against. */
+export const checkUnchanged = (
+  ctx: ResolveContext,
+  paths: ReadonlyArray<string>,
+  targets: ReadonlyMap<string, ResolvedTarget>
+): EngineError | undefined => {
+  for (const live of resolveTargets(ctx, paths)) {
+    const planned = targets.get(live.path)?.state
+    const same = planned?._tag === "File"
+      ? live.state._tag === "File" && sameBytes(planned.bytes, live.state.bytes)
+      : live.state._tag === planned?._tag
+    if (!same) {
+      return new EngineError({
+        code: "stale_file",
+        stage: 6,
+        paths: [live.path],
+        message: `'${live.path}' changed between planning and locking; nothing was written. Re-read it and retry.`
+      })
+    }
+  }
+  return undefined
+}
+
+/** The steps that undo a committed plan (each path back to what was read before). */
+export const undoSteps = (steps: ReadonlyArray<Step>): ReadonlyArray<Step> =>
+  steps.map((s) => ({
+    ...s,
+    after: s.original.state._tag === "File" ? s.original.state.bytes : undefined,
+    mode: s.original.mode
+  }))
+
+/** Runs `f`, turning a thrown value into the stage's `EngineError`. */
+const attempt = <A>(f: () => A, stage: 7 | 8, paths: ReadonlyArray<string>): A | EngineError => {
+  try {
+    return f()
+  } catch (e) {
+    return toEngineError(e, stage, paths)
+  }
+}
+
+/** Stages 6–10 of one prepared request; the caller holds the locks. */
+export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effect<PatchHistoryRecord, EngineError> =>
+  Effect.gen(function*() {
+    const { ctx, environmentId, events, newFileMode, store } = deps
+    const { missingDirs, plan, request, steps, targets } = prepared
+    // Stage 6: nothing may have moved since planning.
+    const paths = steps.map((s) => s.path)
+    const stale = yield* Effect.try({ try: () => checkUnchanged(ctx, paths, targets), catch: (e) => toEngineError(e, 3, paths) })
+    if (stale !== undefined) return yield* stale
+    Fault.afterStage(6)
+
+    // Stage 7: journal the intent (with every pre/post blob), then stage temp files.
+    const intentId = randomUUID()
+    const createdAt = utcTimestampFromMillis(yield* Clock.currentTimeMillis)
+    const { blobHashes, blobs, draft, intent } = buildDraft({
+      plan,
+      steps,
+      targets,
+      request,
+      ids: {
+        intentId,
+        recordId: `rec-${randomUUID()}` as RecordId,
+        transactionId: (request.transactionId ?? `patch:${randomUUID()}`) as TransactionId,
+        invocationId: (request.invocationId ?? `inv-${randomUUID()}`) as InvocationId,
+        environmentId
+      },
+      createdAt,
+      newFileMode,
+      // Directories created in an allowed root outside the workspace have no workspace path.
+      createdDirectories: missingDirs.flatMap((d) => {
+        const rel = relativeUnder(ctx.root, d)
+        return rel === undefined ? [] : [rel as RelativePath]
+      })
+    })
+    yield* store.openIntent(intent, blobs, blobHashes).pipe(
+      Effect.mapError((e) => fromStoreError(e, 7, paths, "Journaling the intent failed; nothing was written"))
+    )
+    const staged: Staged | EngineError = attempt(() => stageSteps(fs, steps, intentId), 7, paths)
+    if (staged instanceof EngineError) {
+      yield* store.closeIntent(intentId, "aborted", staged.message).pipe(Effect.ignore)
+      return yield* staged
+    }
+    Fault.afterStage(7)
+
+    // Stage 8: rename into place; any failure restores this request's files.
+    const committed = attempt(() => commitStaged(fs, staged, Fault.afterRename), 8, paths)
+    if (committed instanceof EngineError) {
+      yield* store.closeIntent(intentId, "aborted", committed.message).pipe(Effect.ignore)
+      return yield* committed
+    }
+    Fault.afterStage(8)
+
+    // Stage 9: the record and the intent's close in one SQLite transaction.
+    const committedAt = yield* Clock.currentTimeMillis
+    const record = yield* store.commitIntent(intentId, draft, committedAt).pipe(
+      Effect.catch((e: StoreError) =>
+        Effect.gen(function*() {
+          // Keep "rejected means untouched": put every file back, then report.
+          const undo = attempt(() => commitStaged(fs, stageSteps(fs, undoSteps(steps), `${intentId}-undo`)), 8, paths)
+          yield* store.closeIntent(intentId, "aborted", `history write failed: ${e.message}`).pipe(Effect.ignore)
+          return yield* recordFailure(e, paths, undo === undefined)
+        })
+      )
+    )
+    Fault.afterStage(9)
+
+    // Stage 10: publish.
+    const event: HistoryEvent = { _tag: "Applied", record }
+    yield* PubSub.publish(events, event)
+    Fault.afterStage(10)
+    return record
+  })
+
+/**
+ * Stage 9's failure after the files were put back (or not): `commit_failed` keeps its
+ * message; a busy or corrupt database is `history_unavailable` with the store's advice.
+ */
+const recordFailure = (e: StoreError, paths: ReadonlyArray<string>, restored: boolean): EngineError => {
+  const mapped = fromStoreError(e, 9, paths, "Recording the change failed")
+  const message = mapped.code === "commit_failed"
+    ? restored
+      ? `Recording the change failed (${e.message}); every file was restored. Retry.`
+      : `Recording the change failed (${e.message}) and restoring failed too; run 'forkjoin repair'.`
+    : `${mapped.message} ${restored ? "Every file was restored." : "Restoring the files failed too; run 'forkjoin repair'."}`
+  return new EngineError({ code: mapped.code, stage: 9, paths, message, cause: e })
+}

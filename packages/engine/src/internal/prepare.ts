@@ -1,0 +1,97 @@
+/**
+ * Engine stages 1–5 of one request, before any lock: shape limits, version guards, resolution
+ * of every target, the grant, the plan (compiled by the caller from the live files), new
+ * directories and budgets. Each check is its stage's module; this one only runs them in SPEC
+ * order, with the crash-test fault points between stages. Stages 6–10 are `commitLocked.ts`.
+ */
+import type { HistoryStore } from "@forkjoin/history/HistoryStore"
+import type { FileState, Plan } from "@forkjoin/patch"
+import type { EnvironmentId } from "@forkjoin/schema"
+import { EngineError } from "@forkjoin/schema/EngineError"
+import * as Effect from "effect/Effect"
+import type * as Result from "effect/Result"
+import type { Budgets, Limits, RequestContext } from "../Engine.ts"
+import type { Grant } from "../Grant.ts"
+import { authorizePlan, checkDirectories, checkWriteGrant, missingDirectories } from "./authorize.ts"
+import { checkBudgets } from "./budgets.ts"
+import type { Prepared } from "./commitLocked.ts"
+import { stepsOf } from "./commit.ts"
+import * as Fault from "./fault.ts"
+import { checkGuardForm, checkGuards, guardsOf } from "./guards.ts"
+import { checkFileCount, checkFileSizes } from "./limits.ts"
+import { type ResolveContext, type ResolvedTarget, resolveTargets } from "./resolve.ts"
+import { toEngineError } from "./toEngineError.ts"
+
+/** What stages 1–5 need from the engine. */
+export interface PrepareDeps {
+  readonly ctx: ResolveContext
+  readonly store: HistoryStore["Service"]
+  readonly environmentId: EnvironmentId
+  readonly budgets: Budgets | undefined
+}
+
+/** Builds the plan from the live state of the resolved targets (stage 5). */
+export type Compile = (
+  files: ReadonlyMap<string, FileState>,
+  targets: ReadonlyMap<string, ResolvedTarget>
+) => Result.Result<Plan, EngineError>
+
+/** Fails with `error` when there is one. */
+const check = (error: EngineError | undefined): Effect.Effect<void, EngineError> =>
+  error === undefined ? Effect.void : Effect.fail(error)
+
+/**
+ * Runs stages 1–5 for the request's target paths `rels`. `isPatch`: the planner already
+ * enforced the overwrite grant, so the plan authorization is skipped.
+ */
+export const prepare = (
+  deps: PrepareDeps,
+  request: RequestContext,
+  options: {
+    readonly rels: ReadonlyArray<string>
+    readonly limits: Limits
+    readonly grant: Grant
+    readonly compile: Compile
+    readonly isPatch: boolean
+  }
+): Effect.Effect<Prepared, EngineError> =>
+  Effect.gen(function*() {
+    const { compile, grant, limits, rels } = options
+    // Stage 1: limits on the shape of the request.
+    yield* check(checkFileCount(rels, limits))
+    // Stage 2 (guards): well-formed version guards.
+    const guards = guardsOf(request.expect)
+    yield* check(checkGuardForm(guards))
+    Fault.afterStage(2)
+    // Stage 3: resolve every target (and every guarded path).
+    const guardPaths = guards.map(([p]) => p).filter((p) => !rels.includes(p))
+    const all = [...rels, ...guardPaths]
+    const resolved = yield* Effect.try({ try: () => resolveTargets(deps.ctx, all), catch: (e) => toEngineError(e, 3, all) })
+    const targets = new Map(resolved.map((t) => [t.path, t]))
+    const files = new Map(resolved.map((t) => [t.path, t.state]))
+    yield* check(checkGuards(guards, files))
+    Fault.afterStage(3)
+    // Stage 4: authorize.
+    yield* check(checkWriteGrant(grant, rels))
+    Fault.afterStage(4)
+    // Stage 5: plan the exact virtual workspace.
+    const compiled = yield* Effect.try({ try: () => compile(files, targets), catch: (e) => toEngineError(e, 5, rels) })
+    if (compiled._tag === "Failure") return yield* compiled.failure
+    const plan = compiled.success
+    if (plan.files.length === 0) {
+      return yield* new EngineError({
+        code: "patch_syntax",
+        stage: 5,
+        paths: rels,
+        message: "The request changes nothing (every file already has the requested content)."
+      })
+    }
+    yield* check(checkFileSizes(plan, limits))
+    if (!options.isPatch) yield* check(authorizePlan(plan, grant))
+    const steps = yield* Effect.try({ try: () => stepsOf(plan, targets), catch: (e) => toEngineError(e, 5, rels) })
+    const missingDirs = missingDirectories(steps.filter((s) => s.after !== undefined).map((s) => s.absolute))
+    yield* check(checkDirectories(missingDirs, grant, deps.ctx.root))
+    yield* checkBudgets(deps, request.turnId, plan)
+    Fault.afterStage(5)
+    return { request, plan, steps, targets, missingDirs }
+  })

@@ -8,6 +8,7 @@
  */
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Result from "effect/Result"
+import { sameBytes } from "./Bytes.ts"
 import { applyChunks } from "./internal/applyChunks.ts"
 import { type ParsedPatch, parsePatch } from "./Parser.ts"
 import type { FileState, Plan, PlannedFile, PlanOptions, SummaryLine } from "./Plan.ts"
@@ -194,12 +195,6 @@ const updateBytes = (
   const bom = hasBom(bytes)
   const r = applyChunks(path, bom ? decoded.slice(1) : decoded, chunks, "native")
   return Result.isFailure(r) ? Result.fail(r.failure) : Result.succeed(encoder.encode(bom ? "\uFEFF" + r.success : r.success))
-}
-
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
 }
 
 const bytesOf = (s: FileState | undefined): Uint8Array | undefined => (s?._tag === "File" ? s.bytes : undefined)

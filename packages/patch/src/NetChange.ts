@@ -17,6 +17,7 @@
  * @since 0.1.0
  */
 import type { ChangeKind } from "@forkjoin/schema"
+import { byCodeUnit } from "./RelativePath.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -126,8 +127,6 @@ interface MutableLineage<A, T> {
   after: A | undefined
   tags: Array<T>
 }
-
-const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 /**
  * Folds changes, in order, into lineages under `rule`.

@@ -114,3 +114,12 @@ export const isInside = (root: string, candidate: string): boolean =>
  */
 export const relativeUnder = (root: string, absolute: string): string | undefined =>
   isInside(root, absolute) ? path.relative(root, absolute).split(path.sep).join("/") : undefined
+
+/**
+ * The stable order of relative paths and names: by UTF-16 code unit (JavaScript's `<`), the
+ * same on every platform and locale.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)

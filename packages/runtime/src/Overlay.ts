@@ -19,9 +19,9 @@
  */
 import { Engine, type Inspection } from "@forkjoin/engine/Engine"
 import {
+  byCodeUnit,
   errnoOf,
   factsOf,
-  normalizeRelativePath,
   parsePatch,
   patchTargets,
   type Plan,
@@ -43,10 +43,9 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { BlobStore, type BlobStoreError } from "./BlobStore.ts"
 import { compileGlob, DEFAULT_DENIED_GLOBS } from "./internal/glob.ts"
+import { listedDirectory, normalize, readDirectory, visibleEntries } from "./internal/listing.ts"
 import * as OverlayState from "./internal/overlayState.ts"
 import * as WriteScope from "./WriteScope.ts"
 
@@ -204,8 +203,6 @@ export class OverlayClosed extends Schema.TaggedError<OverlayClosed>()("OverlayC
 // constructors
 // -------------------------------------------------------------------------------------
 
-const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
-
 /** Stage 3 is where the engine reports path and read problems; the overlay uses the same. */
 const viewError = (code: EngineError["code"], p: string, message: string, cause?: unknown) =>
   new EngineError({ code, stage: 3, paths: [p], message, ...(cause === undefined ? {} : { cause }) })
@@ -270,11 +267,6 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
         if (view instanceof EngineError) return yield* view
         return view
       })
-
-    const normalize = (raw: string) => {
-      const r = normalizeRelativePath(raw)
-      return Result.isSuccess(r) ? Effect.succeed(r.success) : Effect.fail(r.failure)
-    }
 
     /**
      * True when a write to `p` would land outside the scope through a symbolic link on the way
@@ -358,10 +350,7 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
         const cached = state.listings.get(dir)
         if (cached !== undefined) return Effect.succeed(cached)
         try {
-          const entries = fs.readdirSync(path.join(root, dir), { withFileTypes: true }).map((e): DirEntry => ({
-            name: e.name,
-            kind: e.isFile() ? "file" : e.isDirectory() ? "directory" : e.isSymbolicLink() ? "symlink" : "other"
-          }))
+          const entries = readDirectory(root, dir)
           state = OverlayState.cacheListing(state, dir, entries)
           return Effect.succeed(entries as ReadonlyArray<DirEntry>)
         } catch (e) {
@@ -373,9 +362,7 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
     const listDir = (raw: string) =>
       lock.withPermit(Effect.gen(function*() {
         yield* guardOpen("list_dir")
-        const slashed = raw.replace(/\\/g, "/")
-        const isRoot = !slashed.startsWith("/") && slashed.split("/").every((s) => s === "" || s === ".")
-        const dir = isRoot ? "" : yield* normalize(raw)
+        const dir = yield* listedDirectory(raw)
         if (dir !== "") {
           const dirState = (yield* viewOf([dir])).get(dir)!
           if (dirState._tag === "Missing") {
@@ -389,11 +376,7 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
           }
         }
         const shared = OverlayState.needsSharedListing(state, dir) ? yield* sharedListing(dir) : []
-        const prefix = dir === "" ? "" : `${dir}/`
-        return [...OverlayState.knownListing(state, dir, shared)]
-          .filter(([name]) => !denied.some((re) => re.test(prefix + name)))
-          .map(([name, kind]): DirEntry => ({ name, kind }))
-          .sort((a, b) => byCodeUnit(a.name, b.name))
+        return visibleEntries(OverlayState.knownListing(state, dir, shared), dir, denied)
       }))
 
     // ---------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import {
   errnoOf,
   type FileState,
   NetChange,
-  normalizeRelativePath,
   parsePatch,
   patchTargets,
   type Plan,
@@ -19,16 +18,13 @@ import {
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import type { DirEntry } from "../Overlay.ts"
 import { compileGlob, DEFAULT_DENIED_GLOBS } from "./glob.ts"
+import { listedDirectory, normalize, readDirectory, visibleEntries } from "./listing.ts"
+import { MISSING, type Staged } from "./overlayState.ts"
 
-type Staged = { readonly _tag: "File"; readonly bytes: Uint8Array } | { readonly _tag: "Missing" }
-
-const MISSING: FileState = { _tag: "Missing" }
-
-const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+// Case-insensitive on purpose, as in the overlay: hiding `.GIT` too never exposes more.
+const DENIED = DEFAULT_DENIED_GLOBS.map((g) => compileGlob(g, true))
 
 const viewError = (code: EngineError["code"], p: string, message: string, cause?: unknown) =>
   new EngineError({ code, stage: 3, paths: [p], message, ...(cause === undefined ? {} : { cause }) })
@@ -43,11 +39,6 @@ export interface Batch {
 
 /** A fresh, empty batch. */
 export const emptyBatch = (): Batch => ({ base: new Map(), staged: new Map(), steps: [], patches: 0 })
-
-const normalize = (raw: string) => {
-  const r = normalizeRelativePath(raw)
-  return Result.isSuccess(r) ? Effect.succeed(r.success) : Effect.fail(r.failure)
-}
 
 /** Reads `paths` as the batch sees them (staged, else the first-touch baseline via `Engine.read`). */
 const batchView = (engine: Engine["Service"], batch: Batch, paths: ReadonlyArray<string>) =>
@@ -83,9 +74,7 @@ export const readFile = (engine: Engine["Service"], batch: Batch | undefined, ra
  */
 export const listDir = (engine: Engine["Service"], batch: Batch | undefined, raw: string) =>
   Effect.gen(function*() {
-    const slashed = raw.replace(/\\/g, "/")
-    const isRoot = !slashed.startsWith("/") && slashed.split("/").every((s) => s === "" || s === ".")
-    const dir = isRoot ? "" : yield* normalize(raw)
+    const dir = yield* listedDirectory(raw)
     const names = new Map<string, DirEntry["kind"]>()
     const prefix = dir === "" ? "" : `${dir}/`
     const stagedHere = batch === undefined ? [] : [...batch.staged].filter(([p]) => p.startsWith(prefix))
@@ -98,9 +87,7 @@ export const listDir = (engine: Engine["Service"], batch: Batch | undefined, raw
       }
     }
     try {
-      for (const e of fs.readdirSync(path.join(engine.root, dir), { withFileTypes: true })) {
-        names.set(e.name, e.isFile() ? "file" : e.isDirectory() ? "directory" : e.isSymbolicLink() ? "symlink" : "other")
-      }
+      for (const e of readDirectory(engine.root, dir)) names.set(e.name, e.kind)
     } catch (e) {
       // A directory that exists only in the batch has no live listing.
       if (errnoOf(e) !== "ENOENT") {
@@ -115,14 +102,7 @@ export const listDir = (engine: Engine["Service"], batch: Batch | undefined, raw
         else names.delete(rest)
       } else if (s._tag === "File") names.set(rest.slice(0, slash), "directory")
     }
-    const denied = DEFAULT_DENIED_GLOBS.map((g) => compileGlob(g, true))
-    return {
-      path: dir === "" ? "." : dir,
-      entries: [...names]
-        .filter(([name]) => !denied.some((re) => re.test(prefix + name)))
-        .map(([name, kind]): DirEntry => ({ name, kind }))
-        .sort((a, b) => byCodeUnit(a.name, b.name))
-    }
+    return { path: dir === "" ? "." : dir, entries: visibleEntries(names, dir, DENIED) }
   })
 
 /**

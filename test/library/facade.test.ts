@@ -26,6 +26,8 @@ describe('import { openWorkspace } from "forkjoin"', () => {
       const r2 = await ws.applyPatch(patch("two", "three"), { threadId: "t", turnId: "u", profile: "codex" })
       let error
       try { await ws.applyPatch(patch("nope", "x"), { threadId: "t", turnId: "u" }) } catch (e) { error = e }
+      let idError
+      try { await ws.applyPatch(patch("three", "four"), { threadId: "", turnId: "u" }) } catch (e) { idError = e }
       const timeline = await ws.history.timeline({ caller: "t" })
       const file = await ws.history.file({ caller: "t", path: "a.txt" })
       let viewError
@@ -39,7 +41,8 @@ describe('import { openWorkspace } from "forkjoin"', () => {
         timeline: timeline.items.map((i) => i.commitOrdinal),
         coverage: timeline.coverage,
         fileItems: file.items.length,
-        viewError: viewError?._tag + ":" + viewError?.reason
+        viewError: viewError?._tag + ":" + viewError?.reason,
+        idError: [idError instanceof EngineError, idError?.code, idError?.stage, idError?.message]
       }))`
     const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: projectRoot, encoding: "utf8" })
     expect(run.status, run.stderr).toBe(0)
@@ -51,6 +54,7 @@ describe('import { openWorkspace } from "forkjoin"', () => {
     expect(out.coverage).toMatchObject({ exact: 2 })
     expect(out.fileItems).toBe(2)
     expect(out.viewError).toBe("ViewError:PathRefused")
+    expect(out.idError).toEqual([true, "request_invalid", 1, expect.stringMatching(/ThreadId must not be empty/)])
     expect(fs.readFileSync(path.join(ws, "a.txt"), "utf8")).toBe("three\n")
   })
 })

@@ -10,6 +10,7 @@ import { Engine, Grants } from "@forkjoin/engine/Engine"
 import type { Profile, SummaryLine } from "@forkjoin/patch/Plan"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
 import { type PatchHistoryRecord, PatchHistoryRecord as RecordSchema } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -36,9 +37,13 @@ export interface ApplyRequest {
   readonly profile: Profile
   /** `codex` only: Codex's opt-in CRLF mode. `native` always preserves line endings. */
   readonly preserveLineEndings: boolean
-  readonly threadId?: string | undefined
-  readonly turnId?: string | undefined
+  readonly threadId?: ThreadId | undefined
+  readonly turnId?: TurnId | undefined
 }
+
+/** The thread and turn recorded when `--thread` / `--turn` are not given. */
+const cliThread = ThreadId.make("cli")
+const cliTurn = TurnId.make("cli")
 
 // -------------------------------------------------------------------------------------
 // pure rendering
@@ -150,8 +155,8 @@ export const apply = Effect.fn("Apply.apply")(function*(request: ApplyRequest) {
       patch: request.patchText,
       profile: request.profile,
       preserveLineEndings: request.preserveLineEndings,
-      threadId: request.threadId ?? "cli",
-      turnId: request.turnId ?? "cli",
+      threadId: request.threadId ?? cliThread,
+      turnId: request.turnId ?? cliTurn,
       grant: Grants.writeCreateDirs
     })
   ).pipe(Effect.provide(engineLayer(root, historyDbOf(root, request.db))))

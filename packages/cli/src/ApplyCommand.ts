@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -36,11 +37,13 @@ export const apply = Command.make(
       Flag.withDefault("native" as const)
     ),
     thread: Flag.String("thread").pipe(
+      Flag.withSchema(ThreadId),
       Flag.withMetavar("ID"),
       Flag.withDescription("Thread id recorded with the change (default 'cli')"),
       Flag.optional
     ),
     turn: Flag.String("turn").pipe(
+      Flag.withSchema(TurnId),
       Flag.withMetavar("ID"),
       Flag.withDescription("Turn id recorded with the change (default 'cli')"),
       Flag.optional

@@ -13,7 +13,17 @@ import type { FileState, Plan, Profile } from "@forkjoin/patch"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import type { SnapshotFacts } from "@forkjoin/patch/Snapshot"
 import { errnoOf } from "@forkjoin/patch/SystemError"
-import type { Authority, EnvironmentId, PatchHistoryRecord, Provenance, RecordLinks } from "@forkjoin/schema"
+import {
+  type Authority,
+  EnvironmentId,
+  type InvocationId,
+  type PatchHistoryRecord,
+  type Provenance,
+  type RecordLinks,
+  type ThreadId,
+  type TransactionId,
+  type TurnId
+} from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -92,11 +102,11 @@ export interface EngineConfig {
  * @since 0.1.0
  */
 export interface RequestContext {
-  readonly threadId: string
-  readonly turnId: string
-  readonly invocationId?: string
+  readonly threadId: ThreadId
+  readonly turnId: TurnId
+  readonly invocationId?: InvocationId
   /** Default `patch:<uuid>`. */
-  readonly transactionId?: string
+  readonly transactionId?: TransactionId
   /** Default write + create-dirs, no overwrite. */
   readonly grant?: Grant
   /** Version guards: the request fails unless each path currently hashes to the value (`sha256:<hex>`, or `null` for absent). */
@@ -204,7 +214,7 @@ export class Engine extends Context.Service<Engine, {
  * @since 0.1.0
  */
 export const environmentIdOf = (realRoot: string): EnvironmentId =>
-  `env-${sha256(realRoot).slice("sha256:".length, "sha256:".length + 20)}` as EnvironmentId
+  EnvironmentId.make(`env-${sha256(realRoot).slice("sha256:".length, "sha256:".length + 20)}`)
 
 /** The workspace's real path; a missing or unreadable root is `path_invalid`. */
 const openRoot = (root: string): Effect.Effect<string, EngineError> =>

@@ -25,6 +25,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Engine, type EngineConfig, environmentIdOf, type Grant, Grants } from "./Engine.ts"
 import type { RepairReport } from "./internal/repair.ts"
+import { decodeRequestIds } from "./RequestIds.ts"
 
 export { EngineError }
 
@@ -110,16 +111,15 @@ export const openWorkspace = async (dir: string, options: OpenOptions = {}): Pro
     ...info,
     applyPatch: (text, o) =>
       run((e) =>
-        e.applyPatch({
+        Effect.flatMap(decodeRequestIds(o), (ids) =>
+          e.applyPatch({
           patch: text,
-          threadId: o.threadId,
-          turnId: o.turnId,
-          ...(o.invocationId === undefined ? {} : { invocationId: o.invocationId }),
+          ...ids,
           profile: o.profile ?? "native",
           preserveLineEndings: o.preserveLineEndings ?? false,
           grant: o.grant ?? Grants.writeCreateDirs,
           ...(o.expect === undefined ? {} : { expect: o.expect })
-        })
+        }))
       ),
     repair: () => run((e) => e.repair),
     history: {

@@ -1,4 +1,5 @@
 /** The engine reads time from Effect's `Clock`: the intent's `createdAt` and the record's `committedAt`. */
+import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { layerMemory } from "@forkjoin/history/HistoryStoreSqlite"
 import { assert, describe, it } from "@effect/vitest"
@@ -36,7 +37,7 @@ describe("engine time", () => {
       const ws = makeWorkspace({ "a.txt": "1\n" })
       const intents: Array<JournalIntent> = []
       const record = yield* Engine.use((e) =>
-        e.applyPatch({ threadId: "t", turnId: "u", patch: patchOf("*** Update File: a.txt", "@@", "-1", "+2") })
+        e.applyPatch({ threadId: ThreadId.make("t"), turnId: TurnId.make("u"), patch: patchOf("*** Update File: a.txt", "@@", "-1", "+2") })
       ).pipe(Effect.provide(Engine.layer({ root: ws }).pipe(Layer.provide(recordingStore(intents)))))
       assert.strictEqual(record.committedAt, "2031-05-06T07:08:09.123Z")
       assert.strictEqual(intents.length, 1)

@@ -1,4 +1,5 @@
 /** Stage 10 publishes every applied record; case-insensitive workspaces get one entry per file. */
+import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import { afterAll, describe, expect, it } from "vitest"
@@ -12,8 +13,8 @@ describe("engine events and path identity", () => {
     const { exit } = await withEngine(ws, (e) =>
       Effect.scoped(Effect.gen(function*() {
         const sub = yield* PubSub.subscribe(e.events)
-        const r1 = yield* e.applyPatch({ threadId: "t", turnId: "u", patch: patchOf("*** Update File: a", "@@", "-1", "+2") })
-        const r2 = yield* e.applyPatch({ threadId: "t", turnId: "u", patch: patchOf("*** Add File: b", "+b") })
+        const r1 = yield* e.applyPatch({ threadId: ThreadId.make("t"), turnId: TurnId.make("u"), patch: patchOf("*** Update File: a", "@@", "-1", "+2") })
+        const r2 = yield* e.applyPatch({ threadId: ThreadId.make("t"), turnId: TurnId.make("u"), patch: patchOf("*** Add File: b", "+b") })
         const events = [yield* PubSub.take(sub), yield* PubSub.take(sub)]
         return { events, ids: [r1.recordId, r2.recordId] }
       })))
@@ -26,8 +27,8 @@ describe("engine events and path identity", () => {
     const ws = makeWorkspace({ "a.txt": "x\n" })
     const { exit, records } = await withEngine(ws, (e) =>
       e.applyPatch({
-        threadId: "t",
-        turnId: "u",
+        threadId: ThreadId.make("t"),
+        turnId: TurnId.make("u"),
         patch: patchOf("*** Update File: a.txt", "@@", "-x", "+y", "*** Add File: A.TXT", "+z"),
         grant: { write: true, createDirs: true, overwrite: true }
       }), { caseInsensitive: true })

@@ -3,6 +3,7 @@
  * `history_unavailable` at the stage that met it (open, usage read, journaling, commit), other
  * store failures stay `commit_failed`, and a system error while staging keeps the thrown error.
  */
+import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
 import { HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
 import { layerMemory } from "@forkjoin/history/HistoryStoreSqlite"
 import { assert, describe, it } from "@effect/vitest"
@@ -33,7 +34,7 @@ const failingStore = (method: Method, error: StoreError): Layer.Layer<HistorySto
 const engineOver = (ws: string, store: Layer.Layer<HistoryStore>, config: Partial<EngineConfig> = {}) =>
   Engine.layer({ root: ws, ...config }).pipe(Layer.provide(store))
 
-const update = { threadId: "t", turnId: "u", patch: patchOf("*** Update File: a.txt", "@@", "-1", "+2") }
+const update = { threadId: ThreadId.make("t"), turnId: TurnId.make("u"), patch: patchOf("*** Update File: a.txt", "@@", "-1", "+2") }
 
 describe("history failures", () => {
   it.effect("a busy database at open (startup repair) is history_unavailable with the store error as cause", () =>
@@ -111,7 +112,7 @@ describe("system failures", () => {
       // An immutable directory refuses the temp file beside the target, even for root.
       execFileSync("chattr", ["+i", dir])
       const error = yield* Engine.use((e) =>
-        Effect.flip(e.applyPatch({ threadId: "t", turnId: "u", patch: patchOf("*** Update File: d/a.txt", "@@", "-1", "+2") }))
+        Effect.flip(e.applyPatch({ threadId: ThreadId.make("t"), turnId: TurnId.make("u"), patch: patchOf("*** Update File: d/a.txt", "@@", "-1", "+2") }))
       ).pipe(
         Effect.provide(engineOver(ws, layerMemory)),
         Effect.ensuring(Effect.sync(() => execFileSync("chattr", ["-i", dir])))

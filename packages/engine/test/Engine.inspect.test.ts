@@ -2,6 +2,7 @@
  * `Engine.inspect`: per-path resolution results with state, mode, landing and lazy snapshot
  * facts; a path's own problem fails only that path, two paths naming one file fail the call.
  */
+import { RelativePath } from "@forkjoin/schema/Ids"
 import { factsOf } from "@forkjoin/patch/Snapshot"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -31,7 +32,7 @@ describe("Engine.inspect", () => {
     const { exit } = await withEngine(ws, (e) => e.inspect(["a.txt", "nope.txt", "dir"]), {}, undefined)
     const map = succeeded(exit)
     const a = inspection(map.get("a.txt"))
-    expect(a).toMatchObject({ path: "a.txt", mode: 0o751, landing: "a.txt" })
+    expect(a).toMatchObject({ path: RelativePath.make("a.txt"), mode: 0o751, landing: "a.txt" })
     expect(a.state._tag).toBe("File")
     // A getter: nothing is hashed until `facts` is read, then the same value every time.
     expect(Object.getOwnPropertyDescriptor(a, "facts")?.get).toBeTypeOf("function")
@@ -48,7 +49,7 @@ describe("Engine.inspect", () => {
     fs.symlinkSync(path.join(ws, "real"), path.join(ws, "link"))
     const { exit } = await withEngine(ws, (e) => e.inspect(["link/x.txt", "link/new/y.txt"]))
     const map = succeeded(exit)
-    expect(inspection(map.get("link/x.txt"))).toMatchObject({ path: "link/x.txt", landing: "real/x.txt", state: { _tag: "File" } })
+    expect(inspection(map.get("link/x.txt"))).toMatchObject({ path: RelativePath.make("link/x.txt"), landing: "real/x.txt", state: { _tag: "File" } })
     expect(inspection(map.get("link/new/y.txt"))).toMatchObject({ landing: "real/new/y.txt", state: { _tag: "Missing" } })
   })
 

@@ -2,6 +2,7 @@
  * Property: random patches against random trees — with escaping paths, absolute paths and
  * symlinks leading out — never write outside the workspace root.
  */
+import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
 import * as fc from "fast-check"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -64,8 +65,8 @@ describe("path safety property", () => {
         fs.symlinkSync(outside, path.join(ws, "deep", "link"))
         await withEngine(ws, (e) =>
           e.applyPatch({
-            threadId: "t",
-            turnId: "u",
+            threadId: ThreadId.make("t"),
+            turnId: TurnId.make("u"),
             patch: render(ops),
             profile: profile as "native" | "codex",
             grant: { write: true, createDirs: true, overwrite }

@@ -2,6 +2,7 @@
  * Every SPEC §3 rejection: the stable code, the stage, the paths — and the workspace is
  * byte-identical afterwards with no applied record.
  */
+import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
 import Database from "better-sqlite3"
 import { execFileSync } from "node:child_process"
 import * as Effect from "effect/Effect"
@@ -14,7 +15,7 @@ import { failureOf, makeWorkspace, patchOf, removeSandboxes, treeHash, withEngin
 
 afterAll(removeSandboxes)
 
-const ctx = { threadId: "t1", turnId: "turn1" }
+const ctx = { threadId: ThreadId.make("t1"), turnId: TurnId.make("turn1") }
 
 /** Applies `request` to a workspace with `files`, expecting a rejection; checks untouched + unrecorded. */
 const rejects = async (
@@ -150,7 +151,7 @@ describe("engine rejections leave the workspace untouched and unrecorded", () =>
     expect(r2.records.length).toBe(1)
     expect(treeHash(ws)).toBe(before)
     // another turn still has budget
-    const r3 = await withEngine(ws, (e) => e.applyPatch({ threadId: "t1", turnId: "turn2", patch: patchOf("*** Add File: c", "+x") }), config, db)
+    const r3 = await withEngine(ws, (e) => e.applyPatch({ threadId: ThreadId.make("t1"), turnId: TurnId.make("turn2"), patch: patchOf("*** Add File: c", "+x") }), config, db)
     expect(r3.exit._tag).toBe("Success")
   })
 
@@ -158,10 +159,10 @@ describe("engine rejections leave the workspace untouched and unrecorded", () =>
     const ws = makeWorkspace()
     const config = { budgets: { workspaceFiles: 2 } }
     const db = path.join(ws, ".forkjoin", "history.db")
-    const r1 = await withEngine(ws, (e) => e.applyPatch({ threadId: "a", turnId: "1", patch: patchOf("*** Add File: x", "+x", "*** Add File: y", "+y") }), config, db)
+    const r1 = await withEngine(ws, (e) => e.applyPatch({ threadId: ThreadId.make("a"), turnId: TurnId.make("1"), patch: patchOf("*** Add File: x", "+x", "*** Add File: y", "+y") }), config, db)
     expect(r1.exit._tag).toBe("Success")
     const before = treeHash(ws)
-    const r2 = await withEngine(ws, (e) => e.applyPatch({ threadId: "b", turnId: "2", patch: patchOf("*** Add File: z", "+z") }), config, db)
+    const r2 = await withEngine(ws, (e) => e.applyPatch({ threadId: ThreadId.make("b"), turnId: TurnId.make("2"), patch: patchOf("*** Add File: z", "+z") }), config, db)
     expect(failureOf(r2.exit)).toMatchObject({ code: "budget_exceeded", stage: 5, paths: ["z"] })
     expect(failureOf(r2.exit).message).toContain("workspace")
     expect(treeHash(ws)).toBe(before)

@@ -1,4 +1,5 @@
 /** Stage 4: the write grant, overwrite authorization of plans, and missing directories. */
+import { RelativePath } from "@forkjoin/schema/Ids"
 import type { Plan } from "@forkjoin/patch"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -18,12 +19,12 @@ describe("authorize", () => {
   })
 
   it("replacing a file needs the overwrite grant: target_exists, or unsafe_move for a move", () => {
-    const replace: Plan = { files: [{ kind: "replace", path: "a", before: b("1"), after: b("2") }], summary: [] }
+    const replace: Plan = { files: [{ kind: "replace", path: RelativePath.make("a"), before: b("1"), after: b("2") }], summary: [] }
     const move: Plan = {
-      files: [{ kind: "move", path: "d", moveFrom: "s", before: b("1"), after: b("1"), overwritten: b("old") }],
+      files: [{ kind: "move", path: RelativePath.make("d"), moveFrom: RelativePath.make("s"), before: b("1"), after: b("1"), overwritten: b("old") }],
       summary: []
     }
-    const update: Plan = { files: [{ kind: "update", path: "a", before: b("1"), after: b("2") }], summary: [] }
+    const update: Plan = { files: [{ kind: "update", path: RelativePath.make("a"), before: b("1"), after: b("2") }], summary: [] }
     expect(authorizePlan(replace, Grants.writeCreateDirs)).toMatchObject({ code: "target_exists", stage: 4, paths: ["a"] })
     expect(authorizePlan(move, Grants.writeCreateDirs)).toMatchObject({ code: "unsafe_move", stage: 4, paths: ["d"] })
     expect(authorizePlan(update, Grants.writeCreateDirs)).toBeUndefined()

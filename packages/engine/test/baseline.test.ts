@@ -1,4 +1,5 @@
 /** A precomputed plan's baseline must be the live state (stage 5 `stale_file`). */
+import { RelativePath } from "@forkjoin/schema/Ids"
 import type { FileState, Plan } from "@forkjoin/patch"
 import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
@@ -10,9 +11,9 @@ const file = (s: string): FileState => ({ _tag: "File", bytes: b(s) })
 describe("checkBaseline", () => {
   const plan: Plan = {
     files: [
-      { kind: "update", path: "a", before: b("1"), after: b("2") },
-      { kind: "add", path: "n", before: undefined, after: b("x") },
-      { kind: "move", path: "d", moveFrom: "s", before: b("s"), after: b("s"), overwritten: b("old") }
+      { kind: "update", path: RelativePath.make("a"), before: b("1"), after: b("2") },
+      { kind: "add", path: RelativePath.make("n"), before: undefined, after: b("x") },
+      { kind: "move", path: RelativePath.make("d"), moveFrom: RelativePath.make("s"), before: b("s"), after: b("s"), overwritten: b("old") }
     ],
     summary: []
   }

@@ -1,4 +1,5 @@
 /** Stage 5 budgets: the pure comparison and the usage reads it needs (and only those). */
+import { RelativePath, TurnId } from "@forkjoin/schema/Ids"
 import { HistoryStore, StoreError, type Usage } from "@forkjoin/history/HistoryStore"
 import { layerMemory } from "@forkjoin/history/HistoryStoreSqlite"
 import { assert, describe, it } from "@effect/vitest"
@@ -9,8 +10,8 @@ import { checkBudget, checkBudgets } from "../src/internal/budgets.ts"
 
 const plan: Plan = {
   files: [
-    { kind: "add", path: "a", before: undefined, after: new Uint8Array(6) },
-    { kind: "delete", path: "b", before: new Uint8Array(9), after: undefined }
+    { kind: "add", path: RelativePath.make("a"), before: undefined, after: new Uint8Array(6) },
+    { kind: "delete", path: RelativePath.make("b"), before: new Uint8Array(9), after: undefined }
   ],
   summary: []
 }
@@ -45,15 +46,15 @@ describe("budgets", () => {
   it.effect("reads usage only for the budgets that are set", () =>
     Effect.gen(function*() {
       const none = yield* usageStore({ bytes: 0, files: 0 }, { bytes: 0, files: 0 })
-      yield* checkBudgets({ store: none.store, environmentId: env, budgets: undefined }, "t", plan)
-      yield* checkBudgets({ store: none.store, environmentId: env, budgets: { workspaceFiles: 100 } }, "t", plan)
+      yield* checkBudgets({ store: none.store, environmentId: env, budgets: undefined }, TurnId.make("t"), plan)
+      yield* checkBudgets({ store: none.store, environmentId: env, budgets: { workspaceFiles: 100 } }, TurnId.make("t"), plan)
       assert.deepStrictEqual(none.calls, [undefined])
     }))
 
   it.effect("the turn budget is checked before the workspace budget", () =>
     Effect.gen(function*() {
       const { store } = yield* usageStore({ bytes: 100, files: 0 }, { bytes: 100, files: 0 })
-      const error = yield* Effect.flip(checkBudgets({ store, environmentId: env, budgets: { turnBytes: 50, workspaceBytes: 50 } }, "t", plan))
+      const error = yield* Effect.flip(checkBudgets({ store, environmentId: env, budgets: { turnBytes: 50, workspaceBytes: 50 } }, TurnId.make("t"), plan))
       assert.include(error.message, "turn 't'")
     }))
 
@@ -61,7 +62,7 @@ describe("budgets", () => {
     Effect.gen(function*() {
       const busy = new StoreError({ operation: "HistoryStore.usage", reason: "Busy" })
       const { store } = yield* usageStore({ bytes: 0, files: 0 }, busy)
-      const error = yield* Effect.flip(checkBudgets({ store, environmentId: env, budgets: { workspaceBytes: 50 } }, "t", plan))
+      const error = yield* Effect.flip(checkBudgets({ store, environmentId: env, budgets: { workspaceBytes: 50 } }, TurnId.make("t"), plan))
       assert.deepStrictEqual([error.code, error.stage], ["history_unavailable", 7])
       assert.strictEqual(error.cause, busy)
     }))

@@ -3,6 +3,7 @@
  * restores every committed file, removes temps and created directories, and reports
  * `commit_failed` (stage 7 while staging, 8 while committing).
  */
+import { RelativePath } from "@forkjoin/schema/Ids"
 import type { Plan } from "@forkjoin/patch"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as fs from "node:fs"
@@ -23,10 +24,10 @@ const setup = () => {
   fs.chmodSync(path.join(ws, "a.txt"), 0o750)
   const plan: Plan = {
     files: [
-      { kind: "update", path: "a.txt", before: bytes("a0\n"), after: bytes("a1\n") },
-      { kind: "add", path: "deep/er/new.txt", before: undefined, after: bytes("new\n") },
-      { kind: "delete", path: "b.txt", before: bytes("b0\n"), after: undefined },
-      { kind: "move", path: "moved/c.txt", moveFrom: "c.txt", before: bytes("c0\n"), after: bytes("c1\n") }
+      { kind: "update", path: RelativePath.make("a.txt"), before: bytes("a0\n"), after: bytes("a1\n") },
+      { kind: "add", path: RelativePath.make("deep/er/new.txt"), before: undefined, after: bytes("new\n") },
+      { kind: "delete", path: RelativePath.make("b.txt"), before: bytes("b0\n"), after: undefined },
+      { kind: "move", path: RelativePath.make("moved/c.txt"), moveFrom: RelativePath.make("c.txt"), before: bytes("c0\n"), after: bytes("c1\n") }
     ],
     summary: []
   }

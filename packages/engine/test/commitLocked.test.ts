@@ -1,4 +1,5 @@
 /** Stages 6–10 helpers: the stage-6 staleness check and the undo of a committed plan. */
+import { RelativePath } from "@forkjoin/schema/Ids"
 import type { Plan } from "@forkjoin/patch"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -41,8 +42,8 @@ describe("undoSteps", () => {
     const { targets } = setup()
     const plan: Plan = {
       files: [
-        { kind: "update", path: "a.txt", before: b("1\n"), after: b("2\n") },
-        { kind: "add", path: "n.txt", before: undefined, after: b("n\n") }
+        { kind: "update", path: RelativePath.make("a.txt"), before: b("1\n"), after: b("2\n") },
+        { kind: "add", path: RelativePath.make("n.txt"), before: undefined, after: b("n\n") }
       ],
       summary: []
     }

@@ -3,6 +3,7 @@
  * modes, intent entries per path (a move gives two), directory effects, and each content
  * hashed once — all without touching a disk.
  */
+import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
 import type { Plan, PlannedFile } from "@forkjoin/patch"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
@@ -11,7 +12,7 @@ import {
   type InvocationId,
   JournalIntent,
   type RecordId,
-  type RelativePath,
+  RelativePath,
   type Sha256Hash,
   type TransactionId,
   utcTimestampFromMillis
@@ -41,7 +42,7 @@ const inputOf = (files: ReadonlyArray<PlannedFile>, targets: ReadonlyArray<Resol
     plan,
     steps: stepsOf(plan, byPath),
     targets: byPath,
-    request: { threadId: "thread-1", turnId: "turn-1" },
+    request: { threadId: ThreadId.make("thread-1"), turnId: TurnId.make("turn-1") },
     ids: {
       intentId: "intent-1",
       recordId: "rec-1" as RecordId,
@@ -59,23 +60,23 @@ describe("buildDraft", () => {
   it("records an update with the file's mode on both sides and a schema-valid intent", () => {
     const before = bytes("a\r\nb\r\n")
     const after = bytes("a\r\nB\r\n")
-    const { draft, intent } = buildDraft(inputOf([{ kind: "update", path: "x.sh", before, after }], [file("x.sh", before, 0o755)]))
+    const { draft, intent } = buildDraft(inputOf([{ kind: "update", path: RelativePath.make("x.sh"), before, after }], [file("x.sh", before, 0o755)]))
     expect(draft.changes).toEqual([
-      { kind: "update", path: "x.sh", before: snapshotOf(before, 0o755), after: snapshotOf(after, 0o755) }
+      { kind: "update", path: RelativePath.make("x.sh"), before: snapshotOf(before, 0o755), after: snapshotOf(after, 0o755) }
     ])
     expect(draft.changes[0]!.after!.lineEnding).toBe("crlf")
-    expect(intent.entries).toEqual([{ path: "x.sh", pre: sha256(before), post: sha256(after), preMode: 0o755, postMode: 0o755 }])
+    expect(intent.entries).toEqual([{ path: RelativePath.make("x.sh"), pre: sha256(before), post: sha256(after), preMode: 0o755, postMode: 0o755 }])
     expect(intent.createdAt).toBe("2030-01-02T03:04:05.678Z")
     expect(Schema.is(JournalIntent)(intent)).toBe(true)
   })
 
   it("carries the ids and the request's defaults into the draft", () => {
     const after = bytes("new\n")
-    const { draft, intent } = buildDraft(inputOf([{ kind: "add", path: "n.txt", before: undefined, after }], [missing("n.txt")]))
+    const { draft, intent } = buildDraft(inputOf([{ kind: "add", path: RelativePath.make("n.txt"), before: undefined, after }], [missing("n.txt")]))
     expect(draft).toMatchObject({
       recordId: "rec-1",
-      threadId: "thread-1",
-      turnId: "turn-1",
+      threadId: ThreadId.make("thread-1"),
+      turnId: TurnId.make("turn-1"),
       invocationId: "inv-1",
       environmentId: "env-1",
       transactionId: TXN,
@@ -95,19 +96,19 @@ describe("buildDraft", () => {
     const { draft, intent } = buildDraft(
       inputOf(
         [
-          { kind: "add", path: "n.txt", before: undefined, after: added },
-          { kind: "delete", path: "d.txt", before: gone, after: undefined }
+          { kind: "add", path: RelativePath.make("n.txt"), before: undefined, after: added },
+          { kind: "delete", path: RelativePath.make("d.txt"), before: gone, after: undefined }
         ],
         [missing("n.txt"), file("d.txt", gone, 0o600)]
       )
     )
     expect(draft.changes).toEqual([
-      { kind: "add", path: "n.txt", after: snapshotOf(added, NEW_FILE_MODE) },
-      { kind: "delete", path: "d.txt", before: snapshotOf(gone, 0o600) }
+      { kind: "add", path: RelativePath.make("n.txt"), after: snapshotOf(added, NEW_FILE_MODE) },
+      { kind: "delete", path: RelativePath.make("d.txt"), before: snapshotOf(gone, 0o600) }
     ])
     expect(intent.entries).toEqual([
-      { path: "n.txt", pre: null, post: sha256(added), postMode: NEW_FILE_MODE },
-      { path: "d.txt", pre: sha256(gone), post: null, preMode: 0o600 }
+      { path: RelativePath.make("n.txt"), pre: null, post: sha256(added), postMode: NEW_FILE_MODE },
+      { path: RelativePath.make("d.txt"), pre: sha256(gone), post: null, preMode: 0o600 }
     ])
   })
 
@@ -117,21 +118,21 @@ describe("buildDraft", () => {
     const victim = bytes("v\n")
     const { blobs, draft, intent } = buildDraft(
       inputOf(
-        [{ kind: "move", path: "dst.txt", moveFrom: "src.txt", before: source, after: moved, overwritten: victim }],
+        [{ kind: "move", path: RelativePath.make("dst.txt"), moveFrom: RelativePath.make("src.txt"), before: source, after: moved, overwritten: victim }],
         [file("src.txt", source, 0o700), file("dst.txt", victim, 0o644)]
       )
     )
     expect(draft.changes).toEqual([{
       kind: "move",
-      path: "dst.txt",
-      moveFrom: "src.txt",
+      path: RelativePath.make("dst.txt"),
+      moveFrom: RelativePath.make("src.txt"),
       before: snapshotOf(source, 0o700),
       after: snapshotOf(moved, 0o644),
       overwritten: snapshotOf(victim, 0o644)
     }])
     expect(intent.entries).toEqual([
-      { path: "dst.txt", pre: sha256(victim), post: sha256(moved), preMode: 0o644, postMode: 0o644 },
-      { path: "src.txt", pre: sha256(source), post: null, preMode: 0o700 }
+      { path: RelativePath.make("dst.txt"), pre: sha256(victim), post: sha256(moved), preMode: 0o644, postMode: 0o644 },
+      { path: RelativePath.make("src.txt"), pre: sha256(source), post: null, preMode: 0o700 }
     ])
     expect(blobs).toEqual([source, moved, victim])
   })
@@ -140,22 +141,22 @@ describe("buildDraft", () => {
     const source = bytes("s\n")
     const { draft, intent } = buildDraft(
       inputOf(
-        [{ kind: "move", path: "dst.txt", moveFrom: "src.txt", before: source, after: source }],
+        [{ kind: "move", path: RelativePath.make("dst.txt"), moveFrom: RelativePath.make("src.txt"), before: source, after: source }],
         [file("src.txt", source, 0o751), missing("dst.txt")]
       )
     )
     expect(draft.changes[0]).toMatchObject({ before: { mode: 0o751 }, after: { mode: 0o751 } })
-    expect(intent.entries[0]).toEqual({ path: "dst.txt", pre: null, post: sha256(source), postMode: 0o751 })
+    expect(intent.entries[0]).toEqual({ path: RelativePath.make("dst.txt"), pre: null, post: sha256(source), postMode: 0o751 })
   })
 
   it("records the created directories as directory effects and in the intent", () => {
     const { draft, intent } = buildDraft(
-      inputOf([{ kind: "add", path: "new/dir/a.txt", before: undefined, after: bytes("x\n") }], [missing("new/dir/a.txt")], [
+      inputOf([{ kind: "add", path: RelativePath.make("new/dir/a.txt"), before: undefined, after: bytes("x\n") }], [missing("new/dir/a.txt")], [
         "new",
         "new/dir"
       ])
     )
-    expect(draft.directoryEffects).toEqual([{ kind: "created", path: "new" }, { kind: "created", path: "new/dir" }])
+    expect(draft.directoryEffects).toEqual([{ kind: "created", path: RelativePath.make("new") }, { kind: "created", path: RelativePath.make("new/dir") }])
     expect(intent.createdDirectories).toEqual(["new", "new/dir"])
   })
 
@@ -168,7 +169,7 @@ describe("buildDraft", () => {
       return sha256(b)
     }
     const { blobHashes, blobs, draft, intent } = buildDraft(
-      inputOf([{ kind: "update", path: "a", before, after }], [file("a", before, 0o644)]),
+      inputOf([{ kind: "update", path: RelativePath.make("a"), before, after }], [file("a", before, 0o644)]),
       counting
     )
     expect(hashed).toEqual([before, after])

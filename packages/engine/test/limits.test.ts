@@ -1,4 +1,5 @@
 /** Stage 1 limits: patch bytes, file count and per-file size, with request overrides. */
+import { RelativePath } from "@forkjoin/schema/Ids"
 import type { Plan } from "@forkjoin/patch"
 import { describe, expect, it } from "vitest"
 import { checkFileCount, checkFileSizes, checkPatchSize, DEFAULT_LIMITS, limitsOf } from "../src/internal/limits.ts"
@@ -24,10 +25,10 @@ describe("limits", () => {
     expect(checkFileCount(["a", "b"], limits)).toMatchObject({ code: "input_too_large", stage: 1 })
     const plan: Plan = {
       files: [
-        { kind: "delete", path: "gone", before: bytes(10), after: undefined },
-        { kind: "add", path: "ok", before: undefined, after: bytes(3) },
-        { kind: "add", path: "big", before: undefined, after: bytes(4) },
-        { kind: "add", path: "bigger", before: undefined, after: bytes(5) }
+        { kind: "delete", path: RelativePath.make("gone"), before: bytes(10), after: undefined },
+        { kind: "add", path: RelativePath.make("ok"), before: undefined, after: bytes(3) },
+        { kind: "add", path: RelativePath.make("big"), before: undefined, after: bytes(4) },
+        { kind: "add", path: RelativePath.make("bigger"), before: undefined, after: bytes(5) }
       ],
       summary: []
     }

@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import type { ChangeKind } from "@forkjoin/schema"
+import type { ChangeKind, RelativePath } from "@forkjoin/schema"
 import { byCodeUnit } from "./RelativePath.ts"
 
 // -------------------------------------------------------------------------------------
@@ -34,8 +34,8 @@ import { byCodeUnit } from "./RelativePath.ts"
  */
 export interface Step<A, T> {
   readonly kind: ChangeKind
-  readonly path: string
-  readonly moveFrom?: string | undefined
+  readonly path: RelativePath
+  readonly moveFrom?: RelativePath | undefined
   readonly before?: A | undefined
   readonly after?: A | undefined
   readonly overwritten?: A | undefined
@@ -61,9 +61,9 @@ export type IdentityRule = "follow" | "path"
  * @since 0.1.0
  */
 export interface Lineage<A, T> {
-  readonly origin: string | undefined
+  readonly origin: RelativePath | undefined
   readonly before: A | undefined
-  readonly path: string | undefined
+  readonly path: RelativePath | undefined
   readonly after: A | undefined
   readonly tags: ReadonlyArray<T>
 }
@@ -80,9 +80,9 @@ export interface Lineage<A, T> {
  */
 export interface Folded<A, T> {
   readonly lineages: ReadonlyArray<Lineage<A, T>>
-  readonly first: ReadonlyMap<string, A | undefined>
-  readonly wholeWrites: ReadonlySet<string>
-  readonly moved: ReadonlyMap<string, Lineage<A, T>>
+  readonly first: ReadonlyMap<RelativePath, A | undefined>
+  readonly wholeWrites: ReadonlySet<RelativePath>
+  readonly moved: ReadonlyMap<RelativePath, Lineage<A, T>>
 }
 
 /**
@@ -93,8 +93,8 @@ export interface Folded<A, T> {
  */
 export interface LineageChange<A, T> {
   readonly kind: "add" | "update" | "delete" | "move"
-  readonly path: string
-  readonly moveFrom?: string
+  readonly path: RelativePath
+  readonly moveFrom?: RelativePath
   readonly before?: A
   readonly after?: A
   readonly tags: ReadonlyArray<T>
@@ -109,8 +109,8 @@ export interface LineageChange<A, T> {
  */
 export interface PathChange<A> {
   readonly kind: ChangeKind
-  readonly path: string
-  readonly moveFrom?: string
+  readonly path: RelativePath
+  readonly moveFrom?: RelativePath
   readonly before?: A
   readonly after?: A
   readonly overwritten?: A
@@ -121,9 +121,9 @@ export interface PathChange<A> {
 // -------------------------------------------------------------------------------------
 
 interface MutableLineage<A, T> {
-  origin: string | undefined
+  origin: RelativePath | undefined
   before: A | undefined
-  path: string | undefined
+  path: RelativePath | undefined
   after: A | undefined
   tags: Array<T>
 }
@@ -135,18 +135,18 @@ interface MutableLineage<A, T> {
  * @since 0.1.0
  */
 export const fold = <A, T>(steps: Iterable<Step<A, T>>, rule: IdentityRule): Folded<A, T> => {
-  const live = new Map<string, MutableLineage<A, T>>()
+  const live = new Map<RelativePath, MutableLineage<A, T>>()
   const ended: Array<MutableLineage<A, T>> = []
-  const first = new Map<string, A | undefined>()
-  const wholeWrites = new Set<string>()
-  const moved = new Map<string, MutableLineage<A, T>>()
-  const see = (p: string, content: A | undefined) => {
+  const first = new Map<RelativePath, A | undefined>()
+  const wholeWrites = new Set<RelativePath>()
+  const moved = new Map<RelativePath, MutableLineage<A, T>>()
+  const see = (p: RelativePath, content: A | undefined) => {
     if (!first.has(p)) first.set(p, content)
   }
   const touch = (l: MutableLineage<A, T>, tag: T) => {
     if (l.tags.length === 0 || l.tags[l.tags.length - 1] !== tag) l.tags.push(tag)
   }
-  const retire = (p: string) => {
+  const retire = (p: RelativePath) => {
     const l = live.get(p)
     if (l === undefined) return
     live.delete(p)
@@ -154,7 +154,7 @@ export const fold = <A, T>(steps: Iterable<Step<A, T>>, rule: IdentityRule): Fol
     l.after = undefined
     ended.push(l)
   }
-  const start = (origin: string | undefined, before: A | undefined): MutableLineage<A, T> => ({
+  const start = (origin: RelativePath | undefined, before: A | undefined): MutableLineage<A, T> => ({
     origin,
     before,
     path: undefined,
@@ -277,10 +277,10 @@ export const pathChanges = <A, T>(
   same: (a: A, b: A) => boolean,
   options: PathChangeOptions
 ): Array<PathChange<A>> => {
-  const last = new Map<string, A | undefined>()
+  const last = new Map<RelativePath, A | undefined>()
   for (const l of folded.lineages) if (l.path !== undefined) last.set(l.path, l.after)
   const out: Array<PathChange<A>> = []
-  const consumed = new Set<string>()
+  const consumed = new Set<RelativePath>()
   if (options.moves) {
     for (const [dest, l] of folded.moved) {
       const source = l.origin

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { ChangeKind } from "@forkjoin/schema"
+import type { ChangeKind, RelativePath } from "@forkjoin/schema"
 
 /**
  * `codex` reproduces Codex `apply_patch` outcomes (atomically); `native` is the safe default
@@ -51,8 +51,8 @@ export interface PlanOptions {
  */
 export interface PlannedFile {
   readonly kind: ChangeKind
-  readonly path: string
-  readonly moveFrom?: string
+  readonly path: RelativePath
+  readonly moveFrom?: RelativePath
   readonly before: Uint8Array | undefined
   readonly after: Uint8Array | undefined
   /** For a move, the destination's previous content when it existed. */

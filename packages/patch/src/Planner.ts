@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import type { RelativePath } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Result from "effect/Result"
 import { sameBytes } from "./Bytes.ts"
@@ -59,12 +60,12 @@ export const planPatch = (
     return Result.fail(new EngineError({ code: "patch_syntax", stage: 2, paths: [], message: "No files were modified." }))
   }
   const native = options.profile === "native"
-  const vfs = new Map<string, FileState>()
-  const order: Array<string> = []
-  const writer = new Map<string, Writer>()
-  const moves: Array<{ from: string; to: string }> = []
+  const vfs = new Map<RelativePath, FileState>()
+  const order: Array<RelativePath> = []
+  const writer = new Map<RelativePath, Writer>()
+  const moves: Array<{ from: RelativePath; to: RelativePath }> = []
   const summary: Array<SummaryLine> = []
-  const state = (path: string): FileState | undefined => {
+  const state = (path: RelativePath): FileState | undefined => {
     const v = vfs.get(path)
     if (v !== undefined) return v
     const s = files.get(path)
@@ -74,9 +75,9 @@ export const planPatch = (
     return s
   }
   const norm = (raw: string) => normalizeRelativePath(raw)
-  const noState = (path: string) =>
+  const noState = (path: RelativePath) =>
     Result.fail(planError("path_invalid", [path], `No file state was read for '${path}' (internal: read every patchTargets path).`))
-  const notRegular = (path: string, s: FileState, verb: string) =>
+  const notRegular = (path: RelativePath, s: FileState, verb: string) =>
     Result.fail(
       planError(
         "unsupported_file_type",
@@ -201,12 +202,12 @@ const bytesOf = (s: FileState | undefined): Uint8Array | undefined => (s?._tag =
 
 const netChanges = (
   initial: ReadonlyMap<string, FileState>,
-  vfs: ReadonlyMap<string, FileState>,
-  order: ReadonlyArray<string>,
-  writer: ReadonlyMap<string, Writer>,
-  moves: ReadonlyArray<{ from: string; to: string }>
+  vfs: ReadonlyMap<RelativePath, FileState>,
+  order: ReadonlyArray<RelativePath>,
+  writer: ReadonlyMap<RelativePath, Writer>,
+  moves: ReadonlyArray<{ from: RelativePath; to: RelativePath }>
 ): Array<PlannedFile> => {
-  const entries = new Map<string, PlannedFile>()
+  const entries = new Map<RelativePath, PlannedFile>()
   for (const path of order) {
     const before = bytesOf(initial.get(path))
     const after = bytesOf(vfs.get(path))

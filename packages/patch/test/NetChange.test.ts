@@ -1,3 +1,4 @@
+import { RelativePath } from "@forkjoin/schema/Ids"
 import { NetChange } from "@forkjoin/patch"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -7,7 +8,7 @@ import { describe, expect, it } from "vitest"
 type C = number
 type S = NetChange.Step<C, number>
 
-const PATHS = ["a", "b", "c", "d/e"] as const
+const PATHS = ["a", "b", "c", "d/e"].map((p) => RelativePath.make(p))
 const same = (a: C, b: C) => a === b
 
 interface Op {
@@ -279,36 +280,36 @@ describe("NetChange", () => {
 
   it("follows a file moved twice and edited as one move", () => {
     const steps: Array<S> = [
-      { kind: "move", moveFrom: "a", path: "b", before: 1, after: 1, tag: 0 },
-      { kind: "update", path: "b", before: 1, after: 2, tag: 1 },
-      { kind: "move", moveFrom: "b", path: "c", before: 2, after: 2, tag: 2 }
+      { kind: "move", moveFrom: RelativePath.make("a"), path: RelativePath.make("b"), before: 1, after: 1, tag: 0 },
+      { kind: "update", path: RelativePath.make("b"), before: 1, after: 2, tag: 1 },
+      { kind: "move", moveFrom: RelativePath.make("b"), path: RelativePath.make("c"), before: 2, after: 2, tag: 2 }
     ]
     expect(NetChange.lineageChanges(NetChange.fold(steps, "follow"), same)).toEqual([
-      { kind: "move", path: "c", moveFrom: "a", before: 1, after: 2, tags: [0, 1, 2] }
+      { kind: "move", path: RelativePath.make("c"), moveFrom: RelativePath.make("a"), before: 1, after: 2, tags: [0, 1, 2] }
     ])
     expect(NetChange.pathChanges(NetChange.fold(steps, "path"), same, { moves: true, replace: true })).toEqual([
-      { kind: "move", path: "c", moveFrom: "a", before: 1, after: 2 }
+      { kind: "move", path: RelativePath.make("c"), moveFrom: RelativePath.make("a"), before: 1, after: 2 }
     ])
   })
 
   it("the two identity rules differ on a moved file rewritten whole", () => {
     const steps: Array<S> = [
-      { kind: "move", moveFrom: "a", path: "b", before: 1, after: 1, tag: 0 },
-      { kind: "replace", path: "b", before: 1, after: 9, tag: 1 }
+      { kind: "move", moveFrom: RelativePath.make("a"), path: RelativePath.make("b"), before: 1, after: 1, tag: 0 },
+      { kind: "replace", path: RelativePath.make("b"), before: 1, after: 9, tag: 1 }
     ]
     expect(NetChange.lineageChanges(NetChange.fold(steps, "follow"), same).map((c) => c.kind)).toEqual(["move"])
     expect(NetChange.pathChanges(NetChange.fold(steps, "path"), same, { moves: true, replace: true })).toEqual([
-      { kind: "delete", path: "a", before: 1 },
-      { kind: "add", path: "b", after: 9 }
+      { kind: "delete", path: RelativePath.make("a"), before: 1 },
+      { kind: "add", path: RelativePath.make("b"), after: 9 }
     ])
   })
 
   it("drops a file created and deleted, and content that ends as it started", () => {
     const steps: Array<S> = [
-      { kind: "add", path: "n", after: 1, tag: 0 },
-      { kind: "delete", path: "n", before: 1, tag: 1 },
-      { kind: "update", path: "a", before: 1, after: 2, tag: 2 },
-      { kind: "update", path: "a", before: 2, after: 1, tag: 3 }
+      { kind: "add", path: RelativePath.make("n"), after: 1, tag: 0 },
+      { kind: "delete", path: RelativePath.make("n"), before: 1, tag: 1 },
+      { kind: "update", path: RelativePath.make("a"), before: 1, after: 2, tag: 2 },
+      { kind: "update", path: RelativePath.make("a"), before: 2, after: 1, tag: 3 }
     ]
     expect(NetChange.lineageChanges(NetChange.fold(steps, "follow"), same)).toEqual([])
     expect(NetChange.pathChanges(NetChange.fold(steps, "path"), same, { moves: true, replace: true })).toEqual([])

@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import type { Engine } from "@forkjoin/engine/Engine"
-import type { Changeset, ThreadId } from "@forkjoin/schema"
+import { type Changeset, ThreadId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as path from "node:path"
 import { encodeAction } from "./Action.ts"
@@ -66,7 +66,7 @@ const runChild = (task: Task, options: RunOptions) =>
   Effect.gen(function*() {
     const namespace = yield* Artifacts.childDirectory(options.runDirectory, task.id)
     const script = task.actions.map(encodeAction)
-    const threadId = `${options.runId}/${task.id}` as ThreadId
+    const threadId = ThreadId.make(`${options.runId}/${task.id}`)
     const sessionOptions: Session.SessionOptions = task.mode === "transactional_write"
       ? { mode: "changeset_export", threadId, taskId: task.id, writeScope: task.writeScope!, timeoutMs: task.timeoutMs }
       : { mode: "analysis_only", threadId, timeoutMs: task.timeoutMs }

@@ -20,7 +20,7 @@
  */
 import { Engine, Grants } from "@forkjoin/engine/Engine"
 import { decodeUtf8 } from "@forkjoin/patch"
-import { Changeset, type ChangesetEncoded, type TaskId, type ThreadId } from "@forkjoin/schema"
+import { Changeset, type ChangesetEncoded, type TaskId, type ThreadId, TurnId } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -33,6 +33,9 @@ import { Driver, type Step } from "./Driver.ts"
 import * as DirectView from "./internal/directView.ts"
 import * as Overlay from "./Overlay.ts"
 import * as WriteScope from "./WriteScope.ts"
+
+/** The turn recorded with direct-mode transactions when the caller names none. */
+const sessionTurn = TurnId.make("session")
 
 // -------------------------------------------------------------------------------------
 // models
@@ -49,7 +52,7 @@ export type Mode = "direct" | "changeset_export" | "analysis_only"
 interface CommonOptions {
   readonly threadId: ThreadId
   /** Turn id recorded with direct-mode transactions (default `"session"`). */
-  readonly turnId?: string
+  readonly turnId?: TurnId
   /** Wall-clock budget measured with `Clock`; on expiry the session ends `timed_out`, exporting nothing. */
   readonly timeoutMs?: number
   /** Most actions a driver may issue (default 1000), so a looping driver cannot run forever. */
@@ -147,7 +150,7 @@ class SessionFailure extends Schema.TaggedError<SessionFailure>()("SessionFailur
 const directView = (engine: Engine["Service"], options: SessionOptions): View => {
   let batch: DirectView.Batch | undefined
   const transactions: Array<string> = []
-  const context = { threadId: options.threadId, turnId: options.turnId ?? "session", grant: Grants.writeCreateDirs }
+  const context = { threadId: options.threadId, turnId: options.turnId ?? sessionTurn, grant: Grants.writeCreateDirs }
   const done = (observation: Observation) => ({ observation, finished: false })
   const step = (action: ParsedAction) =>
     Effect.gen(function*() {

@@ -3,6 +3,7 @@
  * which baselines still need the workspace, staging (counts below directories, whole writes,
  * move origins), listings, and the export's net changes.
  */
+import { RelativePath } from "@forkjoin/schema/Ids"
 import { type FileState, NetChange, type Plan, type PlannedFile } from "@forkjoin/patch"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import { describe, expect, it } from "vitest"
@@ -14,10 +15,10 @@ const baseline = (state: FileState): S.Baseline => ({ state, inspection: undefin
 const withBase = (entries: Record<string, FileState>) =>
   S.capture(S.empty, Object.entries(entries).map(([p, s]) => [p, baseline(s)] as const))
 const plan = (...files: ReadonlyArray<PlannedFile>): Plan => ({ files, summary: [] })
-const update = (path: string, before: string, after: string): PlannedFile => ({ kind: "update", path, before: utf8(before), after: utf8(after) })
-const add = (path: string, after: string): PlannedFile => ({ kind: "add", path, before: undefined, after: utf8(after) })
-const del = (path: string, before: string): PlannedFile => ({ kind: "delete", path, before: utf8(before), after: undefined })
-const move = (from: string, to: string, bytes: string): PlannedFile => ({ kind: "move", path: to, moveFrom: from, before: utf8(bytes), after: utf8(bytes) })
+const update = (path: string, before: string, after: string): PlannedFile => ({ kind: "update", path: RelativePath.make(path), before: utf8(before), after: utf8(after) })
+const add = (path: string, after: string): PlannedFile => ({ kind: "add", path: RelativePath.make(path), before: undefined, after: utf8(after) })
+const del = (path: string, before: string): PlannedFile => ({ kind: "delete", path: RelativePath.make(path), before: utf8(before), after: undefined })
+const move = (from: string, to: string, bytes: string): PlannedFile => ({ kind: "move", path: RelativePath.make(to), moveFrom: RelativePath.make(from), before: utf8(bytes), after: utf8(bytes) })
 
 const tagOf = (v: FileState | EngineError | undefined) => (v === undefined ? "unknown" : v instanceof EngineError ? v.code : v._tag)
 const nets = (state: S.OverlayState) =>
@@ -75,7 +76,7 @@ describe("overlayState", () => {
     s = S.stage(s, plan(move("b", "n", "b")))
     s = S.stage(s, plan(add("n", "fresh")))
     expect(origins(s)).toEqual([["m2", "a"]])
-    expect(NetChange.fold(s.steps, "path").wholeWrites.has("n")).toBe(true)
+    expect(NetChange.fold(s.steps, "path").wholeWrites.has(RelativePath.make("n"))).toBe(true)
   })
 
   it("knownListing merges the shared listing with what the child saw and wrote", () => {
@@ -96,21 +97,21 @@ describe("overlayState", () => {
     s = S.stage(s, plan(update("b", "B", "b0")))
     s = S.stage(s, plan(add("t", "tmp")))
     s = S.stage(s, plan(del("t", "tmp")))
-    s = S.stage(s, plan({ kind: "replace", path: "r", before: utf8("r0"), after: utf8("r1") }))
+    s = S.stage(s, plan({ kind: "replace", path: RelativePath.make("r"), before: utf8("r0"), after: utf8("r1") }))
     s = S.stage(s, plan(move("m", "m2", "m0")))
     s = S.stage(s, plan(update("m2", "m0", "m1")))
     s = S.stage(s, plan(del("c", "c0")))
     expect(nets(s)).toEqual([
-      { kind: "update", path: "a", pre: "a0", post: "a2" },
-      { kind: "delete", path: "c", pre: "c0", post: null },
-      { kind: "move", path: "m2", moveFrom: "m", pre: "m0", post: "m1" },
-      { kind: "replace", path: "r", pre: "r0", post: "r1" }
+      { kind: "update", path: RelativePath.make("a"), pre: "a0", post: "a2" },
+      { kind: "delete", path: RelativePath.make("c"), pre: "c0", post: null },
+      { kind: "move", path: RelativePath.make("m2"), moveFrom: RelativePath.make("m"), pre: "m0", post: "m1" },
+      { kind: "replace", path: RelativePath.make("r"), pre: "r0", post: "r1" }
     ])
     // A move whose source is written again is not fused: the source is replaced, the destination added.
     const back = S.stage(S.stage(withBase({ x: file("x") }), plan(move("x", "y", "x"))), plan(add("x", "again")))
     expect(nets(back)).toEqual([
-      { kind: "replace", path: "x", pre: "x", post: "again" },
-      { kind: "add", path: "y", pre: null, post: "x" }
+      { kind: "replace", path: RelativePath.make("x"), pre: "x", post: "again" },
+      { kind: "add", path: RelativePath.make("y"), pre: null, post: "x" }
     ])
   })
 })

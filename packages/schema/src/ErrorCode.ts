@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  */
 export const EngineErrorCode = Schema.Literals([
+  "request_invalid",
   "input_too_large",
   "patch_syntax",
   "version_guard_failed",

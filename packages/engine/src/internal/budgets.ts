@@ -39,12 +39,12 @@ export const checkBudgets = (deps: {
   readonly store: HistoryStore["Service"]
   readonly environmentId: EnvironmentId
   readonly budgets: Budgets | undefined
-}, turnId: string, plan: Plan): Effect.Effect<void, EngineError> =>
+}, turnId: TurnId, plan: Plan): Effect.Effect<void, EngineError> =>
   Effect.gen(function*() {
     const b = deps.budgets
     if (b === undefined) return
     if (b.turnBytes !== undefined || b.turnFiles !== undefined) {
-      const used = yield* deps.store.usage(deps.environmentId, turnId as TurnId).pipe(
+      const used = yield* deps.store.usage(deps.environmentId, turnId).pipe(
         Effect.mapError((e) => fromStoreError(e, 7, [], "Reading the turn's usage failed"))
       )
       const over = checkBudget(plan, used, b.turnBytes, b.turnFiles, `turn '${turnId}'`)

@@ -7,6 +7,7 @@
 import type { Plan } from "@forkjoin/patch"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import type { RelativePath } from "@forkjoin/schema"
 import { randomBytes } from "node:crypto"
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
@@ -31,7 +32,7 @@ export type WriterIo = Pick<
 
 /** The final state the plan wants at one absolute path. */
 export interface Step {
-  readonly path: string
+  readonly path: RelativePath
   readonly absolute: string
   /** `undefined` removes the file. */
   readonly after: Uint8Array | undefined

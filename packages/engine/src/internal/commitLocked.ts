@@ -8,13 +8,14 @@
 import type { HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
 import type { Plan } from "@forkjoin/patch"
 import { sameBytes } from "@forkjoin/patch/Bytes"
-import { relativeUnder } from "@forkjoin/patch/RelativePath"
-import type { EnvironmentId, InvocationId, PatchHistoryRecord, RecordId, RelativePath, TransactionId } from "@forkjoin/schema"
+import { normalizePath, relativeUnder } from "@forkjoin/patch/RelativePath"
+import { type EnvironmentId, InvocationId, type PatchHistoryRecord, RecordId, TransactionId } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import { utcTimestampFromMillis } from "@forkjoin/schema/UtcTimestamp"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
+import * as Result from "effect/Result"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import type { HistoryEvent, RequestContext } from "../Engine.ts"
@@ -105,9 +106,9 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
       request,
       ids: {
         intentId,
-        recordId: `rec-${randomUUID()}` as RecordId,
-        transactionId: (request.transactionId ?? `patch:${randomUUID()}`) as TransactionId,
-        invocationId: (request.invocationId ?? `inv-${randomUUID()}`) as InvocationId,
+        recordId: RecordId.make(`rec-${randomUUID()}`),
+        transactionId: request.transactionId ?? TransactionId.make(`patch:${randomUUID()}`),
+        invocationId: request.invocationId ?? InvocationId.make(`inv-${randomUUID()}`),
         environmentId
       },
       createdAt,
@@ -115,7 +116,8 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
       // Directories created in an allowed root outside the workspace have no workspace path.
       createdDirectories: missingDirs.flatMap((d) => {
         const rel = relativeUnder(ctx.root, d)
-        return rel === undefined ? [] : [rel as RelativePath]
+        const normal = rel === undefined ? undefined : normalizePath(rel)
+        return normal !== undefined && Result.isSuccess(normal) ? [normal.success] : []
       })
     })
     yield* store.openIntent(intent, blobs, blobHashes).pipe(

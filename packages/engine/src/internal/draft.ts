@@ -18,9 +18,7 @@ import type {
   RelativePath,
   Sha256Hash,
   Snapshot,
-  ThreadId,
   TransactionId,
-  TurnId,
   UtcTimestamp
 } from "@forkjoin/schema"
 import type { RequestContext } from "../Engine.ts"
@@ -84,8 +82,8 @@ export const buildDraft = (input: DraftInput, hash: (bytes: Uint8Array) => Sha25
     if (f.overwritten !== undefined) blobs.push(f.overwritten)
     return {
       kind: f.kind,
-      path: f.path as RelativePath,
-      ...(f.moveFrom === undefined ? {} : { moveFrom: f.moveFrom as RelativePath }),
+      path: f.path,
+      ...(f.moveFrom === undefined ? {} : { moveFrom: f.moveFrom }),
       ...(f.before === undefined ? {} : { before: snapshot(f.before, beforeMode) }),
       ...(f.after === undefined ? {} : { after: snapshot(f.after, afterMode) }),
       ...(f.overwritten === undefined ? {} : { overwritten: snapshot(f.overwritten, modeOf(f.path) ?? newFileMode) })
@@ -93,8 +91,8 @@ export const buildDraft = (input: DraftInput, hash: (bytes: Uint8Array) => Sha25
   })
   const draft: RecordDraft = {
     recordId: ids.recordId,
-    threadId: request.threadId as ThreadId,
-    turnId: request.turnId as TurnId,
+    threadId: request.threadId,
+    turnId: request.turnId,
     invocationId: ids.invocationId,
     environmentId: ids.environmentId,
     transactionId: ids.transactionId,
@@ -118,7 +116,7 @@ export const buildDraft = (input: DraftInput, hash: (bytes: Uint8Array) => Sha25
     entries: steps.map((s) => {
       const preMode = s.original.mode
       return {
-        path: s.path as RelativePath,
+        path: s.path,
         pre: hashOf(s.original.state),
         post: s.after === undefined ? null : hashOnce(s.after),
         ...(preMode === undefined ? {} : { preMode }),

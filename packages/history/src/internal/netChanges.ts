@@ -7,7 +7,7 @@
  * views), their coverage, nor the fold itself (`@forkjoin/patch/NetChange`).
  */
 import { NetChange } from "@forkjoin/patch"
-import type { Exactness, PatchHistoryRecord, RecordId, RelativePath, Snapshot, TurnPathChange } from "@forkjoin/schema"
+import type { Exactness, PatchHistoryRecord, RecordId, Snapshot, TurnPathChange } from "@forkjoin/schema"
 
 const RANK: Record<Exactness, number> = { exact: 0, partial: 1, uncertain: 2 }
 const worst = (a: Exactness, b: Exactness): Exactness => (RANK[a] >= RANK[b] ? a : b)
@@ -35,8 +35,8 @@ export const netChanges = (records: ReadonlyArray<PatchHistoryRecord>): Array<Tu
   return NetChange.lineageChanges(NetChange.fold(steps, "follow"), sameVersion).map((c) => ({
     kind: c.kind,
     // The fold keeps the paths it was given: they are the records' RelativePaths.
-    path: c.path as RelativePath,
-    ...(c.moveFrom === undefined ? {} : { moveFrom: c.moveFrom as RelativePath }),
+    path: c.path,
+    ...(c.moveFrom === undefined ? {} : { moveFrom: c.moveFrom }),
     ...(c.before === undefined ? {} : { before: c.before }),
     ...(c.after === undefined ? {} : { after: c.after }),
     exactness: c.tags.reduce<Exactness>((w, id) => worst(w, exactness.get(id) ?? "exact"), "exact"),

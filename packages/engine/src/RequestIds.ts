@@ -1,0 +1,59 @@
+/**
+ * Turns the ids a caller passes as plain strings (the promise API, JSON bodies) into the
+ * branded ids the engine records. An id that is empty, too long, padded with whitespace, holds
+ * a control character (or a transaction id not of its form) is refused as `request_invalid` at
+ * stage 1, before anything runs.
+ *
+ * @since 0.1.0
+ */
+import { EngineError } from "@forkjoin/schema/EngineError"
+import { InvocationId, ThreadId, TransactionId, TurnId } from "@forkjoin/schema/Ids"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/**
+ * The ids of one request as a caller may spell them.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const RequestIds = Schema.Struct({
+  threadId: ThreadId,
+  turnId: TurnId,
+  invocationId: Schema.optionalKey(InvocationId),
+  transactionId: Schema.optionalKey(TransactionId)
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type RequestIds = typeof RequestIds.Type
+
+const decode = Schema.decodeUnknownEffect(RequestIds)
+
+/**
+ * Validates `raw` as `RequestIds`; a malformed id fails with `request_invalid` (stage 1),
+ * the schema's reason as the message and the decoding failure as the cause.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const decodeRequestIds = (raw: {
+  readonly threadId: string
+  readonly turnId: string
+  readonly invocationId?: string | undefined
+  readonly transactionId?: string | undefined
+}): Effect.Effect<RequestIds, EngineError> =>
+  decode(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined))).pipe(
+    Effect.mapError((error) =>
+      new EngineError({
+        code: "request_invalid",
+        stage: 1,
+        paths: [],
+        message: `The request's ids are invalid: ${error.message}. Fix that id and send the request again ` +
+          "(ids are non-empty, at most 256 characters, without control characters or surrounding whitespace).",
+        cause: error
+      })
+    )
+  )

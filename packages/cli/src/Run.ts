@@ -1,23 +1,26 @@
 /**
- * `forkjoin run PLAN.json --export-only`: reads and validates a plan file (schemaVersion 1),
- * runs its children through the session runtime — mutating children stage into overlays and
- * export changesets, read-only children only read — and reports each child's status,
- * observations and changeset. The shared workspace is never written. Without `--export-only`
- * the run is refused: the join arrives with the orchestrator issue. The flags are in
- * `RunCommand.ts`, what a failure prints in `internal/errors.ts`.
+ * `forkjoin run PLAN.json`: reads and validates a plan file (schemaVersion 1), runs its
+ * children (mutating children stage into overlays and export changesets), joins them into the
+ * workspace through the engine, applies the plan's resolutions and reports the merge. With
+ * `--export-only` it stops after the children; `--resume RUN_ID` finishes an interrupted join.
+ * The flags are in `RunCommand.ts`, what a failure prints in `internal/errors.ts`.
  *
  * @since 0.1.0
  */
+import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import * as Children from "@forkjoin/runtime/Children"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import { encodeChangeset } from "@forkjoin/runtime/Session"
+import { MergeRunId, type ThreadId } from "@forkjoin/schema/Ids"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
+import * as path from "node:path"
 import { RunFailed, UsageError } from "./internal/errors.ts"
-import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+import { engineLayer, historyDbOf, orchestratorLayer, resolveWorkspace } from "./internal/workspace.ts"
 
 /**
  * One `run` invocation, after flag parsing.
@@ -26,10 +29,12 @@ import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace
  * @since 0.1.0
  */
 export interface RunRequest {
-  readonly planFile: string
+  readonly planFile?: string | undefined
+  readonly resume?: string | undefined
   readonly workspace: string
   readonly db?: string | undefined
   readonly exportOnly: boolean
+  readonly threadId: ThreadId
 }
 
 /**
@@ -57,66 +62,137 @@ export const readPlan = (file: string): Effect.Effect<RunPlan.RunPlan, UsageErro
   })
 
 /**
- * Runs the plan export-only and returns the run result (children in task order).
+ * What `run` did: only the children (`--export-only`), or the whole run with its join.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type RunResult =
+  | { readonly _tag: "Exported"; readonly result: Children.RunResult }
+  | { readonly _tag: "Joined"; readonly outcome: OrchestratorRun.RunOutcome }
+
+/**
+ * Runs the plan (or resumes a run) and returns what happened.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
-  if (!request.exportOnly) {
-    return yield* new UsageError({
-      message: "forkjoin run needs --export-only for now: joining children's changesets into the workspace arrives with " +
-        "the orchestrator issue (\"Orchestrator & the transactional join\"). Add --export-only to run the children and print their changesets."
-    })
+  if ((request.planFile === undefined) === (request.resume === undefined)) {
+    return yield* new UsageError({ message: "give either PLAN.json (to start a run) or --resume RUN_ID (to finish an interrupted one)." })
+  }
+  if (request.resume !== undefined && request.exportOnly) {
+    return yield* new UsageError({ message: "--export-only runs children only; it cannot be combined with --resume." })
   }
   const root = yield* resolveWorkspace(request.workspace)
-  const plan = yield* readPlan(request.planFile)
-  const runId = `run-${randomUUID()}`
-  return yield* Children.runExportOnly(plan, { runId, runDirectory: Artifacts.defaultRunDirectory(root, runId) }).pipe(
-    Effect.provide(engineLayer(root, historyDbOf(root, request.db))),
-    Effect.mapError((e) => new RunFailed({ message: e.message, cause: e }))
+  const db = historyDbOf(root, request.db)
+  if (request.resume !== undefined) {
+    const runId = yield* Schema.decodeUnknownEffect(MergeRunId)(request.resume).pipe(
+      Effect.mapError((e) => new UsageError({ message: `--resume: ${e.message}`, cause: e }))
+    )
+    const outcome = yield* OrchestratorRun.resume(runId).pipe(Effect.provide(orchestratorLayer(root, db)))
+    return { _tag: "Joined", outcome } satisfies RunResult
+  }
+  const planFile = request.planFile!
+  const plan = yield* readPlan(planFile)
+  if (request.exportOnly) {
+    const runId = `run-${randomUUID()}`
+    const result = yield* Children.runExportOnly(plan, { runId, runDirectory: Artifacts.defaultRunDirectory(root, runId) }).pipe(
+      Effect.provide(engineLayer(root, db)),
+      Effect.mapError((e) => (e._tag === "EngineError" ? e : new RunFailed({ message: e.message, cause: e })))
+    )
+    return { _tag: "Exported", result } satisfies RunResult
+  }
+  const outcome = yield* OrchestratorRun.runPlan(plan, { planDirectory: path.dirname(path.resolve(planFile)), callerThreadId: request.threadId }).pipe(
+    Effect.provide(orchestratorLayer(root, db))
   )
+  return { _tag: "Joined", outcome } satisfies RunResult
 })
 
 /**
- * Exit 0 when every child finished cleanly, else 1.
+ * Exit 0 when the run finished (export-only: every child finished cleanly), else 1.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const exitCodeOf = (result: Children.RunResult): 0 | 1 => result.results.every((r) => r.status === "finished") ? 0 : 1
+export const exitCodeOf = (result: RunResult): 0 | 1 =>
+  result._tag === "Exported"
+    ? result.result.results.every((r) => r.status === "finished") ? 0 : 1
+    : result.outcome.finish.ok ? 0 : 1
+
+const childJson = (r: Children.ChildResult) => ({
+  id: r.id,
+  status: r.status,
+  attempts: r.attempts,
+  observations: r.observations,
+  ...(r.changeset === undefined ? {} : { changeset: encodeChangeset(r.changeset) }),
+  artifacts: r.artifacts
+})
 
 /**
- * The `--json` line: `{ runId, results: [ { id, status, observations, changeset? } ] }`.
+ * The `--json` line. Export-only: `{ runId, results }`. A run: `{ ok, runId, mergePlan,
+ * results, mergeExecution: { status, outcomes }, conflicts, finish }`, `ok` = `finish.ok`.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderJson = (result: Children.RunResult): string =>
-  JSON.stringify({
-    runId: result.runId,
-    results: result.results.map((r) => ({
-      id: r.id,
-      status: r.status,
-      attempts: r.attempts,
-      observations: r.observations,
-      ...(r.changeset === undefined ? {} : { changeset: encodeChangeset(r.changeset) }),
-      artifacts: r.artifacts
-    }))
+export const renderJson = (result: RunResult): string => {
+  if (result._tag === "Exported") return JSON.stringify({ runId: result.result.runId, results: result.result.results.map(childJson) }) + "\n"
+  const o = result.outcome
+  return JSON.stringify({
+    ok: o.finish.ok,
+    runId: o.runId,
+    mergePlan: o.run.mergePlan,
+    results: o.results.map(childJson),
+    mergeExecution: { status: o.run.status, outcomes: o.run.outcomes },
+    conflicts: o.conflicts.map((c) => ({ conflictId: c.conflictId, childId: c.childId, path: c.path, status: c.status, reason: c.reason })),
+    finish: o.finish.ok ? { ok: true } : { ok: false, code: o.finish.code, message: o.finish.message }
   }) + "\n"
+}
+
+const pad = (s: string, n: number) => s + " ".repeat(Math.max(1, n - s.length))
 
 /**
- * Human output: one line per child, then each changeset entry.
+ * Human output: export-only lists each child and its changeset entries; a run prints the
+ * join table (child, status, detail), the open conflicts with the command that resolves them,
+ * and whether the run finished.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderText = (result: Children.RunResult): string => {
-  const lines = [`run ${result.runId}`]
-  for (const r of result.results) {
-    const refused = r.observations.filter((s) => !s.observation.ok).length
-    lines.push(`${r.id}: ${r.status} (${r.observations.length} actions, ${refused} refused) artifacts ${r.artifacts}`)
-    for (const e of r.changeset?.entries ?? []) lines.push(`  ${e.kind} ${e.moveFrom === undefined ? "" : `${e.moveFrom} -> `}${e.path}`)
+export const renderText = (result: RunResult): string => {
+  if (result._tag === "Exported") {
+    const r0 = result.result
+    const lines = [`run ${r0.runId}`]
+    for (const r of r0.results) {
+      const refused = r.observations.filter((s) => !s.observation.ok).length
+      lines.push(`${r.id}: ${r.status} (${r.observations.length} actions, ${refused} refused) artifacts ${r.artifacts}`)
+      for (const e of r.changeset?.entries ?? []) lines.push(`  ${e.kind} ${e.moveFrom === undefined ? "" : `${e.moveFrom} -> `}${e.path}`)
+    }
+    return lines.join("\n") + "\n"
   }
+  const o = result.outcome
+  const lines = [`run ${o.runId}: ${o.run.status}`]
+  for (const r of o.results) {
+    if (r.status !== "finished") lines.push(`  child ${r.id} ended ${r.status} after ${r.attempts} attempt(s)`)
+  }
+  const width = Math.max(5, ...o.run.outcomes.map((c) => c.childId.length)) + 2
+  lines.push(`  ${pad("child", width)} ${pad("status", 32)}detail`)
+  for (const c of o.run.outcomes) {
+    const detail = c.conflictPaths !== undefined
+      ? `conflicts: ${c.conflictPaths.join(", ")}`
+      : c.autoMergedPaths !== undefined
+      ? `${c.transactionId} (merged: ${c.autoMergedPaths.join(", ")})`
+      : c.failedPath !== undefined
+      ? `${c.failedPath}: ${c.reason ?? ""}`
+      : c.transactionId ?? c.reason ?? ""
+    lines.push(`  ${pad(c.childId, width)} ${pad(c.status, 32)}${detail}`)
+  }
+  const open = o.conflicts.filter((c) => c.status === "open")
+  if (open.length > 0) {
+    lines.push("open conflicts:")
+    for (const c of open) lines.push(`  ${c.conflictId} (${c.reason}): forkjoin resolve '${c.conflictId}' --apply|--discard|--content FILE`)
+  }
+  lines.push(o.finish.ok ? "finished" : `not finished: ${o.finish.message}`)
   return lines.join("\n") + "\n"
 }

@@ -1,9 +1,10 @@
 /**
  * The `forkjoin run` command: its argument, flags and help text, wired to the program in
- * `Run.ts` (loaded on demand). Exit 0 every child finished, 1 otherwise, 2 usage or plan error.
+ * `Run.ts` (loaded on demand). Exit 0 the run finished, 1 otherwise, 2 usage or plan error.
  *
  * @since 0.1.0
  */
+import { ThreadId } from "@forkjoin/schema/Ids"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -12,7 +13,8 @@ import { dbFlag, workspaceFlag } from "./internal/flags.ts"
 import { CommandExit, writeStdout } from "./internal/output.ts"
 
 /**
- * `forkjoin run PLAN.json --workspace DIR --export-only [--json]`.
+ * `forkjoin run PLAN.json --workspace DIR [--db FILE] [--thread ID] [--export-only] [--json]`,
+ * `forkjoin run --resume RUN_ID --workspace DIR [--json]`.
  *
  * @category constructors
  * @since 0.1.0
@@ -20,15 +22,32 @@ import { CommandExit, writeStdout } from "./internal/output.ts"
 export const run = Command.make(
   "run",
   {
-    planFile: Argument.String("PLAN.json").pipe(Argument.withDescription("Plan file (schemaVersion 1): the tasks to run as children")),
+    planFile: Argument.String("PLAN.json").pipe(
+      Argument.withDescription("Plan file (schemaVersion 1): the tasks to run as children, and how to join them"),
+      Argument.optional
+    ),
     workspace: workspaceFlag(),
     db: dbFlag,
+    resume: Flag.String("resume").pipe(
+      Flag.withMetavar("RUN_ID"),
+      Flag.withDescription("Finish the join of a run a crash interrupted ('forkjoin status' lists them); every child is applied at most once"),
+      Flag.optional
+    ),
+    thread: Flag.String("thread").pipe(
+      Flag.withSchema(ThreadId),
+      Flag.withMetavar("ID"),
+      Flag.withDescription("The caller's thread; the run's thread is registered below it (default 'cli')"),
+      Flag.optional
+    ),
     json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"runId\",\"results\":[{\"id\",\"status\",\"observations\",\"changeset\"?}]}"),
+      Flag.withDescription(
+        "Print one JSON line: {\"ok\",\"runId\",\"mergePlan\",\"results\",\"mergeExecution\":{\"status\",\"outcomes\"},\"conflicts\",\"finish\"} " +
+          "(with --export-only: {\"runId\",\"results\"})"
+      ),
       Flag.withDefault(false)
     ),
     exportOnly: Flag.Boolean("export-only").pipe(
-      Flag.withDescription("Run the children and print their changesets without joining them (required until the orchestrator issue)"),
+      Flag.withDescription("Run the children and print their changesets without joining them; the workspace is not written"),
       Flag.withDefault(false)
     )
   },
@@ -37,23 +56,29 @@ export const run = Command.make(
       // Loaded on demand, like every command but apply/repair: start-up only pays for what runs.
       const Run = yield* Effect.promise(() => import("./Run.ts"))
       const result = yield* Run.run({
-        planFile: input.planFile,
+        planFile: Option.getOrUndefined(input.planFile),
+        resume: Option.getOrUndefined(input.resume),
         workspace: input.workspace,
         db: Option.getOrUndefined(input.db),
-        exportOnly: input.exportOnly
+        exportOnly: input.exportOnly,
+        threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli"))
       })
       yield* writeStdout(input.json ? Run.renderJson(result) : Run.renderText(result))
       const code = Run.exitCodeOf(result)
       if (code !== 0) return yield* new CommandExit({ exitCode: code })
     },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "RunFailed"], reportFailure("run", input.json))
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "RunFailed", "EngineError", "OrchestratorError"], reportFailure("run", input.json))
   )
 ).pipe(
   Command.withDescription(
-    "Run a plan's children (SPEC §5, §6.1-6.3): mutating tasks stage their edits in an overlay confined to their " +
-      "write scope and export a changeset; read-only tasks only read. The shared workspace is never written. Each " +
-      "child's trace and changeset go to <workspace>/.forkjoin/runs/<run-id>/subagents/<task-id>/. --export-only is " +
-      "required until the join arrives. Exit 0 every child finished, 1 otherwise, 2 usage or plan error."
+    "Run a plan's children and join them into the workspace. Mutating tasks stage their edits in an overlay " +
+      "confined to their write scope and export a changeset; then each child is checked against the live files and " +
+      "applied as its own transaction, in task order. Edits to different places of one file merge; overlapping edits " +
+      "are held back as conflicts ('forkjoin conflicts', 'forkjoin resolve'). Artifacts go to " +
+      "<workspace>/.forkjoin/runs/<run-id>/subagents/<task-id>/. Exit 0 the run finished, 1 it did not (partial, " +
+      "failed, or blocked by open conflicts), 2 usage or plan error.\n\n" +
+      "Example plan: {\"schemaVersion\":1,\"tasks\":[{\"id\":\"docs\",\"mode\":\"transactional_write\",\"writeScope\":[\"docs\"]," +
+      "\"actions\":[{\"apply_patch\":{\"patch\":\"*** Begin Patch\\n*** Add File: docs/a.md\\n+hi\\n*** End Patch\"}},{\"finish\":{}}]}]}"
   ),
-  Command.withShortDescription("Run a plan's children and export their changesets (--export-only)")
+  Command.withShortDescription("Run a plan's children and join their changesets into the workspace")
 )

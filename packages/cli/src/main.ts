@@ -10,11 +10,15 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { CliConfig, Command, GlobalFlag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import { apply } from "./ApplyCommand.ts"
+import { conflicts } from "./ConflictsCommand.ts"
 import { demo } from "./DemoCommand.ts"
 import { history } from "./HistoryCommand.ts"
 import { presenter, processExitCode } from "./internal/errors.ts"
 import { repair } from "./RepairCommand.ts"
+import { resolve } from "./ResolveCommand.ts"
+import { rollback } from "./RollbackCommand.ts"
 import { run } from "./RunCommand.ts"
+import { status } from "./StatusCommand.ts"
 
 // Inlined by scripts/build.mjs from the root package.json "version".
 declare const __FORKJOIN_VERSION__: string
@@ -25,7 +29,7 @@ const forkjoin = Command.make("forkjoin").pipe(
     "Parallel AI coding agents that edit one workspace safely: one native patch engine applies every change " +
       "all or nothing."
   ),
-  Command.withSubcommands([apply, repair, history, run, demo])
+  Command.withSubcommands([apply, run, conflicts, resolve, rollback, status, repair, history, demo])
 )
 
 // Built-ins kept: --help, --version, --completions. Dropped: --log-level (forkjoin logs nothing

@@ -59,15 +59,19 @@ const ADD_AND_UPDATE = patch(
 )
 
 describe("forkjoin (root)", () => {
-  it("--help lists exactly the apply, repair, run, history and demo subcommands and exits 0", () => {
+  it("--help lists exactly the shipped subcommands and exits 0", () => {
     const r = runCli(["--help"])
     expect(r.status).toBe(0)
     expect(r.stdout).toMatch(/^\s+apply\s+Apply an apply_patch patch/m)
     expect(r.stdout).toMatch(/^\s+repair\s+Repair changes left half-done by a crash/m)
-    expect(r.stdout).toMatch(/^\s+demo\s+/m)
-    expect(r.stdout).toMatch(/^\s+run\s+Run a plan's children/m)
+    expect(r.stdout).toMatch(/^\s+demo\s+The fork\/join job on a sample workspace/m)
+    expect(r.stdout).toMatch(/^\s+run\s+Run a plan's children and join/m)
+    expect(r.stdout).toMatch(/^\s+conflicts\s+List the conflicts/m)
+    expect(r.stdout).toMatch(/^\s+resolve\s+Resolve a conflict/m)
+    expect(r.stdout).toMatch(/^\s+rollback\s+Undo one transaction/m)
+    expect(r.stdout).toMatch(/^\s+status\s+Interrupted runs and open conflicts/m)
     expect(r.stdout).toMatch(/^\s+history\s+Query the patch history/m)
-    expect(r.stdout).not.toMatch(/^\s+(rollback|probe|gate|config)\s/m)
+    expect(r.stdout).not.toMatch(/^\s+(probe|gate|config|serve)\s/m)
   })
 
   it("--version prints the root package.json version", () => {
@@ -93,10 +97,17 @@ describe("forkjoin (root)", () => {
     for (const flag of ["--workspace", "--db", "--json"]) expect(r.stdout).toContain(flag)
   })
 
-  it("demo says it arrives with the orchestrator issue and exits 0", () => {
+  it("demo runs the fork/join job on a temporary sample and removes it (exit 0)", () => {
     const r = runCli(["demo"])
-    expect(r.status).toBe(0)
-    expect(r.stdout).toContain("Orchestrator & the transactional join")
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/mean-empty\s+auto_merged/)
+    expect(r.stdout).toMatch(/div-int\s+conflicted_unresolved/)
+    expect(r.stdout).toContain("<<<<<<< ours")
+    expect(r.stdout).toMatch(/div-int is now resolved/)
+    expect(r.stdout).toMatch(/#6 rollback:subagent_merge:run-[0-9a-f-]+\/docs/)
+    const dir = /sample workspace in (\S+)/.exec(r.stdout)?.[1]
+    expect(dir).toBeDefined()
+    expect(fs.existsSync(dir!)).toBe(false)
   })
 
   it("an unknown subcommand is a usage error (exit 2)", () => {

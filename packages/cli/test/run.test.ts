@@ -1,5 +1,5 @@
 /**
- * `forkjoin run PLAN.json --export-only` end to end through the built bundle (issue 5): children
+ * `forkjoin run PLAN.json --export-only` end to end through the built bundle: children
  * stage in overlays and export changesets into their own artifact namespaces, results come in
  * task order, exit codes 0/1/2, and every bad input gets a clear error while the workspace tree
  * (hashed, `.forkjoin/` excluded) stays identical.
@@ -109,11 +109,11 @@ describe("forkjoin run --export-only", () => {
     })
   }
 
-  it("refuses to run without --export-only (the join is not here yet)", () => {
-    const { ws, planFile, before } = setup({ schemaVersion: 1, tasks: [] })
-    const r = runCli(["run", planFile, "--workspace", ws])
-    expect(r.status).toBe(2)
-    expect(r.stderr).toContain("orchestrator issue")
-    expect(workspaceTree(ws)).toEqual(before)
+  it("without --export-only joins the children into the workspace", () => {
+    const { ws, planFile } = setup({ schemaVersion: 1, tasks: [editTask("t", ["src/a"], [{ apply_patch: { patch: patchOf("*** Add File: src/a/new.ts", "+n") } }, { finish: {} }])] })
+    const r = runCli(["run", planFile, "--workspace", ws, "--json"])
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, mergeExecution: { status: "applied", outcomes: [{ childId: "t", status: "applied" }] } })
+    expect(fs.readFileSync(path.join(ws, "src/a/new.ts"), "utf8")).toBe("n\n")
   })
 })

@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import { TaskId } from "@forkjoin/schema"
+import { VerifyCommand } from "@forkjoin/schema/MergeRun"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { decodeAction, type ParsedAction } from "./Action.ts"
@@ -32,8 +33,48 @@ export const TaskInput = Schema.Struct({
   writeScope: Schema.optionalKey(Schema.Array(Schema.String)),
   maxAttempts: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3 }))),
   timeoutMs: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
-  actions: Schema.Array(Schema.Unknown)
+  actions: Schema.optionalKey(Schema.Array(Schema.Unknown)),
+  /** A changeset produced elsewhere (relative to the plan file), its blobs in `blobs/sha256/<hex>` beside it. */
+  changesetFile: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty()))
 })
+
+/**
+ * An edit made directly to the workspace files (not through the engine) after the children
+ * finish and before the join: how a plan exercises drift.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const BetweenEdit = Schema.Union([
+  Schema.Struct({ write: Schema.Struct({ path: Schema.String, content: Schema.String }) }),
+  Schema.Struct({ delete: Schema.Struct({ path: Schema.String }) })
+])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type BetweenEdit = typeof BetweenEdit.Type
+
+/**
+ * A conflict resolution decided in the plan: for a child (and optionally one path), apply its
+ * version, discard it, or write `content`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const PlannedResolution = Schema.Struct({
+  childId: TaskId,
+  path: Schema.optionalKey(Schema.String),
+  resolution: Schema.Literals(["apply", "discard", "content"]),
+  content: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type PlannedResolution = typeof PlannedResolution.Type
 
 /**
  * The plan file as written (schemaVersion 1).
@@ -44,7 +85,12 @@ export const TaskInput = Schema.Struct({
 export const RunPlanInput = Schema.Struct({
   schemaVersion: Schema.Literal(1),
   autonomy: Schema.optionalKey(Schema.Literals(["off", "supervised", "safe", "bold"])),
-  tasks: Schema.Array(TaskInput)
+  tasks: Schema.Array(TaskInput),
+  between: Schema.optionalKey(Schema.Array(BetweenEdit)),
+  resolve: Schema.optionalKey(Schema.Array(PlannedResolution)),
+  /** All children or none, as one transaction. */
+  atomic: Schema.optionalKey(Schema.Boolean),
+  verify: Schema.optionalKey(VerifyCommand)
 })
 
 /**
@@ -58,7 +104,10 @@ export type Task = Pick<typeof TaskInput.Type, "id" | "mode"> & {
   readonly writeScope?: WriteScope.WriteScope
   readonly maxAttempts: number
   readonly timeoutMs: number
+  /** Scripted actions; empty when the task names a `changesetFile`. */
   readonly actions: ReadonlyArray<ParsedAction>
+  /** As written in the plan (relative to the plan file). */
+  readonly changesetFile?: string
 }
 
 /**
@@ -137,8 +186,14 @@ export const decode = (raw: unknown): Result.Result<RunPlan, PlanError> => {
       }
       writeScope = WriteScope.makeUnsafe(t.writeScope)
     }
+    if ((t.actions === undefined) === (t.changesetFile === undefined)) {
+      return Result.fail(new PlanError({ path: at, detail: "a task has exactly one of \"actions\" (a scripted child) or \"changesetFile\" (a changeset produced elsewhere)." }))
+    }
+    if (t.changesetFile !== undefined && t.mode !== "transactional_write") {
+      return Result.fail(new PlanError({ path: `${at}.changesetFile`, detail: "only a transactional_write task can bring a changeset; make the task \"transactional_write\" with a writeScope." }))
+    }
     const actions: Array<ParsedAction> = []
-    for (const [j, a] of t.actions.entries()) {
+    for (const [j, a] of (t.actions ?? []).entries()) {
       const r = decodeAction(a, `${at}.actions[${j}]`)
       if (Result.isFailure(r)) return Result.fail(new PlanError({ path: r.failure.path, detail: r.failure.message }))
       actions.push(r.success)
@@ -149,13 +204,33 @@ export const decode = (raw: unknown): Result.Result<RunPlan, PlanError> => {
       ...(writeScope === undefined ? {} : { writeScope }),
       maxAttempts: t.maxAttempts ?? 1,
       timeoutMs: t.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      actions
+      actions,
+      ...(t.changesetFile === undefined ? {} : { changesetFile: t.changesetFile })
     })
+  }
+  const plan = decoded.success
+  for (const [i, r] of (plan.resolve ?? []).entries()) {
+    const at = `$.resolve[${i}]`
+    const task = tasks.find((t) => t.id === r.childId)
+    if (task === undefined) return Result.fail(new PlanError({ path: `${at}.childId`, detail: `no task has the id ${JSON.stringify(r.childId)}; a resolve entry names one of the plan's tasks.` }))
+    if (task.mode !== "transactional_write") return Result.fail(new PlanError({ path: `${at}.childId`, detail: `task ${JSON.stringify(r.childId)} is read_only and cannot conflict.` }))
+    if ((r.resolution === "content") !== (r.content !== undefined)) {
+      return Result.fail(new PlanError({ path: `${at}.content`, detail: "\"content\" is required with the resolution \"content\" and not allowed with the others." }))
+    }
+  }
+  for (const [i, b] of (plan.between ?? []).entries()) {
+    const p = "write" in b ? b.write.path : b.delete.path
+    const n = WriteScope.normalizePath(p)
+    if (Result.isFailure(n)) return Result.fail(new PlanError({ path: `$.between[${i}].${"write" in b ? "write" : "delete"}.path`, detail: n.failure.message }))
   }
   return Result.succeed({
     schemaVersion: 1,
-    ...(decoded.success.autonomy === undefined ? {} : { autonomy: decoded.success.autonomy }),
-    tasks
+    ...(plan.autonomy === undefined ? {} : { autonomy: plan.autonomy }),
+    tasks,
+    ...(plan.between === undefined ? {} : { between: plan.between }),
+    ...(plan.resolve === undefined ? {} : { resolve: plan.resolve }),
+    ...(plan.atomic === undefined ? {} : { atomic: plan.atomic }),
+    ...(plan.verify === undefined ? {} : { verify: plan.verify })
   })
 }
 

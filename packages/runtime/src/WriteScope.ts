@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { normalizePath as normalizeRelative } from "@forkjoin/patch"
-import type { RelativePath } from "@forkjoin/schema"
+import { type RelativePath, scopeCovers } from "@forkjoin/schema"
 import * as Brand from "effect/Brand"
 import { dual } from "effect/Function"
 import * as Result from "effect/Result"
@@ -170,8 +170,6 @@ export const makeUnsafe = (raw: ReadonlyArray<string>): WriteScope => {
 // combinators
 // -------------------------------------------------------------------------------------
 
-const coversNormalized = (scope: ReadonlyArray<string>, path: string): boolean =>
-  scope.some((s) => path === s || (path.length > s.length && path.startsWith(s) && path[s.length] === "/"))
 
 /**
  * True when the scope covers `path` (normalized first): an exact scope path or a descendant
@@ -185,7 +183,7 @@ export const covers: {
   (self: WriteScope, path: string): boolean
 } = dual(2, (self: WriteScope, path: string): boolean => {
   const n = normalizePath(path)
-  return Result.isSuccess(n) && coversNormalized(self, n.success)
+  return Result.isSuccess(n) && scopeCovers(self, n.success)
 })
 
 /**
@@ -214,4 +212,4 @@ export const violations: {
 export const isWithin: {
   (outer: WriteScope): (inner: WriteScope) => boolean
   (inner: WriteScope, outer: WriteScope): boolean
-} = dual(2, (inner: WriteScope, outer: WriteScope): boolean => inner.every((p) => coversNormalized(outer, p)))
+} = dual(2, (inner: WriteScope, outer: WriteScope): boolean => inner.every((p) => scopeCovers(outer, p)))

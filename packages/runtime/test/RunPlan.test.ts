@@ -64,7 +64,9 @@ describe("RunPlan.decode", () => {
       [{ schemaVersion: 1, tasks: [edit({ writeScope: ["a", 3] })] }, "$.tasks[0].writeScope[1]", "Expected string"],
       [{ schemaVersion: 1, tasks: [edit({ extra: true })] }, "$.tasks[0].extra", "Expected no excess property"],
       [{ schemaVersion: 1, tasks: [edit({ "we\"ird": 1 })] }, "$.tasks[0][\"we\\\"ird\"]", "Expected no excess property"],
-      [{ schemaVersion: 1, tasks: [{ id: "x", mode: "read_only" }] }, "$.tasks[0].actions", "Missing key"]
+      [{ schemaVersion: 1, tasks: [edit()], atomic: "yes" }, "$.atomic", "Expected boolean"],
+      [{ schemaVersion: 1, tasks: [edit()], verify: { command: [], timeoutMs: 5 } }, "$.verify.command[0]", "Missing key"],
+      [{ schemaVersion: 1, tasks: [edit()], between: [{ move: { path: "a" } }] }, "$.between[0].move", "Expected no excess property"]
     ]
     for (const [raw, path, detail] of cases) assert.deepStrictEqual(problem(raw), { path, detail })
     const badId = problem({ schemaVersion: 1, tasks: [edit({ id: "bad/id" })] })
@@ -86,7 +88,14 @@ describe("RunPlan.decode", () => {
       [{ schemaVersion: 1, tasks: [edit({ actions: [{ finish: {} }, { read_file: {} }] })] }, "$.tasks[0].actions[1].read_file.path", /^read_file: Missing key$/],
       [{ schemaVersion: 1, tasks: [edit({ actions: [{ read_file: { path: 1 } }] })] }, "$.tasks[0].actions[0].read_file.path", /^read_file: Expected string$/],
       [{ schemaVersion: 1, tasks: [edit({ actions: [{ read_file: { path: "a", x: 1 } }] })] }, "$.tasks[0].actions[0].read_file.x", /^read_file: Expected no excess property$/],
-      [{ schemaVersion: 1, tasks: [edit({ actions: [{ apply_patch: "x" }] })] }, "$.tasks[0].actions[0].apply_patch", /^apply_patch: Expected object$/]
+      [{ schemaVersion: 1, tasks: [edit({ actions: [{ apply_patch: "x" }] })] }, "$.tasks[0].actions[0].apply_patch", /^apply_patch: Expected object$/],
+      [{ schemaVersion: 1, tasks: [{ id: "x", mode: "read_only" }] }, "$.tasks[0]", /exactly one of "actions" .* or "changesetFile"/],
+      [{ schemaVersion: 1, tasks: [edit({ changesetFile: "c.json" })] }, "$.tasks[0]", /exactly one of "actions"/],
+      [{ schemaVersion: 1, tasks: [{ id: "r", mode: "read_only", changesetFile: "c.json" }] }, "$.tasks[0].changesetFile", /only a transactional_write task/],
+      [{ schemaVersion: 1, tasks: [edit()], resolve: [{ childId: "nobody", resolution: "apply" }] }, "$.resolve[0].childId", /no task has the id "nobody"/],
+      [{ schemaVersion: 1, tasks: [edit()], resolve: [{ childId: "t", resolution: "content" }] }, "$.resolve[0].content", /"content" is required/],
+      [{ schemaVersion: 1, tasks: [edit()], resolve: [{ childId: "t", resolution: "apply", content: "x" }] }, "$.resolve[0].content", /not allowed with the others/],
+      [{ schemaVersion: 1, tasks: [edit()], between: [{ write: { path: "../x", content: "" } }] }, "$.between[0].write.path", /escapes the workspace/]
     ]
     for (const [raw, path, detail] of cases) {
       const p = problem(raw)

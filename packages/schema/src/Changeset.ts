@@ -193,8 +193,14 @@ export const ChangesetLimits = Schema.Struct({
  */
 export type ChangesetLimits = typeof ChangesetLimits.Type
 
-// The `/`-boundary membership rule of SPEC §6.1 over already-normalized paths.
-const inScope = (scope: ReadonlyArray<string>, p: string): boolean =>
+/**
+ * The write-scope membership rule over already-normalized paths: `p` is a scope path or lies
+ * below one across a `/` boundary (`src/api` covers `src/api/x.ts`, not `src/api2/x.ts`).
+ *
+ * @category predicates
+ * @since 0.1.0
+ */
+export const scopeCovers = (scope: ReadonlyArray<string>, p: string): boolean =>
   scope.some((s) => p === s || (p.length > s.length && p.startsWith(s) && p[s.length] === "/"))
 
 const changesetIssues = (c: {
@@ -215,7 +221,7 @@ const changesetIssues = (c: {
     const other = touched.get(p)
     if (other !== undefined) issues.push({ path: where, issue: `${what} ${JSON.stringify(p)} is also ${other}` })
     else touched.set(p, what)
-    if (c.writeScope.length > 0 && !inScope(c.writeScope, p)) {
+    if (c.writeScope.length > 0 && !scopeCovers(c.writeScope, p)) {
       issues.push({ path: where, issue: `${what} ${JSON.stringify(p)} is outside the writeScope` })
     }
   }

@@ -14,6 +14,7 @@ import type { GitExportError } from "@forkjoin/history/GitExport"
 import type { StoreError } from "@forkjoin/history/HistoryStore"
 import type { IngestError } from "@forkjoin/history/ProviderAggregates"
 import type { ViewError } from "@forkjoin/history/ViewError"
+import type { OrchestratorError } from "@forkjoin/orchestrator/OrchestratorError"
 import { type EngineError, type EngineErrorBody, toBody } from "@forkjoin/schema/EngineError"
 import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Cause from "effect/Cause"
@@ -70,7 +71,7 @@ export class RunFailed extends Schema.TaggedError<RunFailed>()("RunFailed", {
  * @category models
  * @since 0.1.0
  */
-export type CommandFailure = UsageError | EngineError | HistoryCommandError | RunFailed
+export type CommandFailure = UsageError | EngineError | HistoryCommandError | RunFailed | OrchestratorError
 
 // -------------------------------------------------------------------------------------
 // mapping lower-layer errors
@@ -203,6 +204,21 @@ export const failureOutput = (
         : { exitCode: EXIT_REJECTED, stdout: "", stderr: `error[${error.code}]: ${error.message}\n` }
     case "RunFailed":
       return { exitCode: EXIT_REJECTED, stdout: "", stderr: `error: ${error.message}\n` }
+    case "OrchestratorError": {
+      const body = {
+        code: error.code,
+        paths: error.paths,
+        message: error.message,
+        ...(error.laterTransactionId === undefined ? {} : { laterTransactionId: error.laterTransactionId })
+      }
+      return options.json
+        ? { exitCode: EXIT_REJECTED, stdout: JSON.stringify({ ok: false, error: body }) + "\n", stderr: "" }
+        : {
+          exitCode: EXIT_REJECTED,
+          stdout: "",
+          stderr: [`error[${error.code}]: ${error.message}`, ...error.paths.map((p) => `  path: ${p}`)].join("\n") + "\n"
+        }
+    }
   }
 }
 

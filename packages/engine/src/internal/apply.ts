@@ -12,7 +12,7 @@ import type { EngineConfig, PatchRequest, PlanRequest, RequestContext } from "..
 import { Grants } from "../Grant.ts"
 import { checkBaseline } from "./baseline.ts"
 import { type CommitDeps, commitLocked } from "./commitLocked.ts"
-import * as Fault from "./fault.ts"
+import * as Fault from "../Fault.ts"
 import { checkPatchSize, limitsOf } from "./limits.ts"
 import { withPathLocks, type WorkspaceLock } from "./lock.ts"
 import { type Compile, prepare } from "./prepare.ts"

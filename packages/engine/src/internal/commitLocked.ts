@@ -22,7 +22,7 @@ import type { HistoryEvent, RequestContext } from "../Engine.ts"
 import { fromStoreError } from "../HistoryFailure.ts"
 import { commitStaged, type Staged, stageSteps, type Step } from "./commit.ts"
 import { buildDraft } from "./draft.ts"
-import * as Fault from "./fault.ts"
+import * as Fault from "../Fault.ts"
 import { type ResolveContext, type ResolvedTarget, resolveTargets } from "./resolve.ts"
 import { toEngineError } from "./toEngineError.ts"
 
@@ -131,7 +131,7 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
     Fault.afterStage(7)
 
     // Stage 8: rename into place; any failure restores this request's files.
-    const committed = attempt(() => commitStaged(fs, staged, Fault.afterRename), 8, paths)
+    const committed = attempt(() => commitStaged(Fault.writerFor(fs, draft.transactionId), staged, Fault.afterRename), 8, paths)
     if (committed instanceof EngineError) {
       yield* store.closeIntent(intentId, "aborted", committed.message).pipe(Effect.ignore)
       return yield* committed

@@ -16,7 +16,7 @@ import { authorizePlan, checkDirectories, checkWriteGrant, missingDirectories } 
 import { checkBudgets } from "./budgets.ts"
 import type { Prepared } from "./commitLocked.ts"
 import { stepsOf } from "./commit.ts"
-import * as Fault from "./fault.ts"
+import * as Fault from "../Fault.ts"
 import { checkGuardForm, checkGuards, guardsOf } from "./guards.ts"
 import { checkFileCount, checkFileSizes } from "./limits.ts"
 import { type ResolveContext, type ResolvedTarget, resolveTargets } from "./resolve.ts"

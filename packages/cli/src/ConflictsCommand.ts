@@ -1,0 +1,44 @@
+/**
+ * The `forkjoin conflicts` command: flags and help, wired to `Conflicts.ts`.
+ *
+ * @since 0.1.0
+ */
+import { Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { reportFailure } from "./internal/errors.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { writeStdout } from "./internal/output.ts"
+
+/**
+ * `forkjoin conflicts [--run ID] --workspace DIR [--db FILE] [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const conflicts = Command.make(
+  "conflicts",
+  {
+    run: Flag.String("run").pipe(Flag.withMetavar("RUN_ID"), Flag.withDescription("Only the conflicts of this run"), Flag.optional),
+    workspace: workspaceFlag(),
+    db: dbFlag,
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"conflicts\":[{\"conflictId\",\"runId\",\"childId\",\"path\",\"status\",\"reason\",\"text\"}]}"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.conflicts")(
+    function*(input) {
+      const Conflicts = yield* Effect.promise(() => import("./Conflicts.ts"))
+      const list = yield* Conflicts.list({ workspace: input.workspace, db: Option.getOrUndefined(input.db), run: Option.getOrUndefined(input.run) })
+      yield* writeStdout(input.json ? Conflicts.renderListJson(list) : Conflicts.renderListText(list))
+    },
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError"], reportFailure("conflicts", input.json))
+  )
+).pipe(
+  Command.withDescription(
+    "List the conflicts joins held back: each child's change that overlaps an earlier sibling's, with the " +
+      "rendered conflict text of the open ones and the command that resolves them. Exit 0, 1 on a failure, 2 usage error."
+  ),
+  Command.withShortDescription("List the conflicts joins held back")
+)

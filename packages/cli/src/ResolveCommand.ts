@@ -1,0 +1,56 @@
+/**
+ * The `forkjoin resolve` command: flags and help, wired to `Conflicts.ts`.
+ *
+ * @since 0.1.0
+ */
+import { Argument, Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { reportFailure } from "./internal/errors.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { writeStdout } from "./internal/output.ts"
+
+/**
+ * `forkjoin resolve CONFLICT_ID --apply|--discard|--content FILE --workspace DIR [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const resolve = Command.make(
+  "resolve",
+  {
+    conflictId: Argument.String("CONFLICT_ID").pipe(Argument.withDescription("The conflict, as 'forkjoin conflicts' lists it (<run-id>/<task-id>:<path>)")),
+    apply: Flag.Boolean("apply").pipe(Flag.withDescription("Write the child's version (only if the file is still what the join saw)"), Flag.withDefault(false)),
+    discard: Flag.Boolean("discard").pipe(Flag.withDescription("Keep the live file; drop the child's change to this path"), Flag.withDefault(false)),
+    content: Flag.String("content").pipe(Flag.withMetavar("FILE"), Flag.withDescription("Write FILE's bytes as the merged result"), Flag.optional),
+    workspace: workspaceFlag(),
+    db: dbFlag,
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"transactionId\"?,\"outcome\"?} or {\"ok\":false,\"error\":{...}}"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.resolve")(
+    function*(input) {
+      const Conflicts = yield* Effect.promise(() => import("./Conflicts.ts"))
+      const r = yield* Conflicts.resolve({
+        conflictId: input.conflictId,
+        workspace: input.workspace,
+        db: Option.getOrUndefined(input.db),
+        apply: input.apply,
+        discard: input.discard,
+        content: Option.getOrUndefined(input.content)
+      })
+      yield* writeStdout(input.json ? Conflicts.renderResolveJson(r) : Conflicts.renderResolveText(r))
+    },
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError"], reportFailure("resolve", input.json))
+  )
+).pipe(
+  Command.withDescription(
+    "Close one conflict through the engine (transaction conflict_resolution:<conflict-id>): --apply writes the " +
+      "child's version, --discard keeps the live file, --content FILE writes your merged text. When a child's last " +
+      "conflict closes, the rest of its changes are applied (or, if every conflict was discarded, the child is " +
+      "dropped). Exit 0 resolved, 1 refused, 2 usage error."
+  ),
+  Command.withShortDescription("Resolve a conflict: --apply, --discard or --content FILE")
+)

@@ -1,0 +1,59 @@
+/**
+ * The `forkjoin rollback` command: its argument, flags and help text, wired to `Rollback.ts`.
+ *
+ * @since 0.1.0
+ */
+import { ThreadId } from "@forkjoin/schema/Ids"
+import { Argument, Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { reportFailure } from "./internal/errors.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { writeStdout } from "./internal/output.ts"
+
+/**
+ * `forkjoin rollback TRANSACTION_ID --workspace DIR [--db FILE] [--thread ID] [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const rollback = Command.make(
+  "rollback",
+  {
+    transactionId: Argument.String("TRANSACTION_ID").pipe(
+      Argument.withDescription("The transaction to undo, e.g. subagent_merge:<run-id>/<task-id> or patch:<uuid>")
+    ),
+    workspace: workspaceFlag(),
+    db: dbFlag,
+    thread: Flag.String("thread").pipe(
+      Flag.withSchema(ThreadId),
+      Flag.withMetavar("ID"),
+      Flag.withDescription("Thread recorded with the rollback (default 'cli')"),
+      Flag.optional
+    ),
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"record\":{...}} or {\"ok\":false,\"error\":{\"code\",\"paths\",\"message\"}}"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.rollback")(
+    function*(input) {
+      const Rollback = yield* Effect.promise(() => import("./Rollback.ts"))
+      const record = yield* Rollback.rollback({
+        transactionId: input.transactionId,
+        workspace: input.workspace,
+        db: Option.getOrUndefined(input.db),
+        threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli"))
+      })
+      yield* writeStdout(input.json ? Rollback.renderJson(record) : Rollback.renderText(record))
+    },
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError"], reportFailure("rollback", input.json))
+  )
+).pipe(
+  Command.withDescription(
+    "Undo exactly one transaction as a new one (rollback:<id>), restoring each path's earlier content through " +
+      "the engine. Refused with rollback_drift, nothing written, when a path changed after the transaction; the " +
+      "error names the paths and the later transaction. Exit 0 rolled back, 1 refused, 2 usage error."
+  ),
+  Command.withShortDescription("Undo one transaction (a child's merge, a patch, a resolution)")
+)

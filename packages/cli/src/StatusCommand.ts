@@ -1,0 +1,43 @@
+/**
+ * The `forkjoin status` command: flags and help, wired to `Status.ts`.
+ *
+ * @since 0.1.0
+ */
+import { Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { reportFailure } from "./internal/errors.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { writeStdout } from "./internal/output.ts"
+
+/**
+ * `forkjoin status --workspace DIR [--db FILE] [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const status = Command.make(
+  "status",
+  {
+    workspace: workspaceFlag(),
+    db: dbFlag,
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"interruptedRuns\":[...],\"openConflicts\":[...]}"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.status")(
+    function*(input) {
+      const Status = yield* Effect.promise(() => import("./Status.ts"))
+      const report = yield* Status.status({ workspace: input.workspace, db: Option.getOrUndefined(input.db) })
+      yield* writeStdout(input.json ? Status.renderJson(report) : Status.renderText(report))
+    },
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "HistoryCommandError"], reportFailure("status", input.json))
+  )
+).pipe(
+  Command.withDescription(
+    "Show what needs attention: joins a crash interrupted (finish them with 'forkjoin run --resume RUN_ID') and " +
+      "open conflicts (resolve them with 'forkjoin resolve'). Exit 0, 1 on a failure, 2 usage error."
+  ),
+  Command.withShortDescription("Interrupted runs and open conflicts")
+)

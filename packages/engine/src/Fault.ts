@@ -1,0 +1,123 @@
+/**
+ * Fault injection for crash and failure tests, read once from `FORKJOIN_FAULT` (several
+ * faults comma-separated):
+ * - `stage:<N>`: SIGKILL right after engine stage N;
+ * - `commit:after-rename:<k>`: SIGKILL right after the k-th rename of a commit;
+ * - `merge:write-fail:<task-id>:<k>`: the k-th write of that child's join transaction
+ *   (`subagent_merge:<run-id>/<task-id>`) fails with an I/O error (EIO);
+ * - `merge:after-child:<n>`: SIGKILL right after the n-th child's join transaction.
+ * Nothing else depends on it; an unset variable injects nothing.
+ *
+ * @since 0.1.0
+ */
+import type * as nodeFs from "node:fs"
+
+/**
+ * The parsed faults of this process.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface FaultPlan {
+  readonly afterStage: ReadonlySet<number>
+  readonly afterRename: ReadonlySet<number>
+  readonly writeFail: ReadonlyMap<string, number>
+  readonly afterChild: ReadonlySet<number>
+}
+
+const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>' or 'merge:after-child:<n>'"
+
+/**
+ * Parses a `FORKJOIN_FAULT` value; an unparsable fault is a start-up error naming it.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const parseFault = (value: string | undefined): FaultPlan => {
+  const afterStage = new Set<number>()
+  const afterRename = new Set<number>()
+  const writeFail = new Map<string, number>()
+  const afterChild = new Set<number>()
+  for (const fault of (value ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "")) {
+    const stage = /^stage:(\d+)$/.exec(fault)
+    const rename = /^commit:after-rename:(\d+)$/.exec(fault)
+    const write = /^merge:write-fail:([A-Za-z0-9_][A-Za-z0-9._-]*):(\d+)$/.exec(fault)
+    const child = /^merge:after-child:(\d+)$/.exec(fault)
+    if (stage !== null) afterStage.add(Number(stage[1]))
+    else if (rename !== null) afterRename.add(Number(rename[1]))
+    else if (write !== null) writeFail.set(write[1]!, Number(write[2]))
+    else if (child !== null) afterChild.add(Number(child[1]))
+    else throw new Error(`FORKJOIN_FAULT: '${fault}' is not ${FORMS}`)
+  }
+  return { afterStage, afterRename, writeFail, afterChild }
+}
+
+const plan = parseFault(process.env["FORKJOIN_FAULT"])
+
+const die = (): never => {
+  process.kill(process.pid, "SIGKILL")
+  // SIGKILL is not catchable; this only satisfies the type checker.
+  throw new Error("unreachable")
+}
+
+/**
+ * Called by the engine after each stage.
+ *
+ * @category fault injection
+ * @since 0.1.0
+ */
+export const afterStage = (stage: number): void => {
+  if (plan.afterStage.has(stage)) die()
+}
+
+/**
+ * Called by the commit step after each rename (1-based).
+ *
+ * @category fault injection
+ * @since 0.1.0
+ */
+export const afterRename = (k: number): void => {
+  if (plan.afterRename.has(k)) die()
+}
+
+/**
+ * Called by the join after the n-th child's transaction (1-based, counted per process).
+ *
+ * @category fault injection
+ * @since 0.1.0
+ */
+export const afterChild = (n: number): void => {
+  if (plan.afterChild.has(n)) die()
+}
+
+/** The writes the commit step makes. */
+type WriteIo = Pick<typeof nodeFs, "renameSync" | "unlinkSync">
+
+/**
+ * `io` as the commit step of `transactionId` should use it: unchanged, unless a
+ * `merge:write-fail` fault names this child's join transaction; then its k-th write throws EIO.
+ *
+ * @category fault injection
+ * @since 0.1.0
+ */
+export const writerFor = <Io extends WriteIo>(io: Io, transactionId: string): Io => {
+  const slash = transactionId.lastIndexOf("/")
+  const k = transactionId.startsWith("subagent_merge:") && slash > 0 ? plan.writeFail.get(transactionId.slice(slash + 1)) : undefined
+  if (k === undefined) return io
+  let writes = 0
+  const fail = () => {
+    writes += 1
+    if (writes === k) throw Object.assign(new Error(`EIO: i/o error (injected fault merge:write-fail, write ${k})`), { code: "EIO" })
+  }
+  return {
+    ...io,
+    renameSync: (from: nodeFs.PathLike, to: nodeFs.PathLike) => {
+      fail()
+      io.renameSync(from, to)
+    },
+    unlinkSync: (p: nodeFs.PathLike) => {
+      fail()
+      io.unlinkSync(p)
+    }
+  }
+}

@@ -1,0 +1,435 @@
+/**
+ * The SQLite implementation of `MergeStore` (SPEC §6.6–6.7), in the history database
+ * (`<workspace>/.forkjoin/history.db`) through the same `Sqlite` service, so a join's run,
+ * its children's outcomes and its conflicts sit next to the records they produced. Every
+ * write is one `BEGIN IMMEDIATE` transaction (read, decide, write), so concurrent processes
+ * never lose each other's outcomes and waits for the lock are handled as the history store's.
+ *
+ * It owns the merge tables and their versioned migration. It does not own the connection
+ * policy (`Sqlite`) nor the history tables (`HistoryStoreSqlite`), which it never alters.
+ *
+ * Versioning: the history store numbers its migrations with `PRAGMA user_version`, and
+ * refuses a database whose version it does not know. Raising that number here would make the
+ * history store of this same release refuse every database the merge store has touched, so
+ * the merge tables keep their own version in `schema_components(component, version)` (row
+ * `merge`), checked when the layer is built and, if behind, migrated in one transaction.
+ *
+ * Layout (merge migration 1):
+ * - `merge_runs(run_id PK, environment_id, status, created_at, updated_at, run_json)`, indexed
+ *   by `(environment_id, created_at, run_id)` and `(environment_id, status, created_at, run_id)`
+ *   (newest first, and e.g. the `running` runs `forkjoin status` lists);
+ * - `merge_conflicts(conflict_id PK, run_id → merge_runs, environment_id, child_id, status,
+ *   created_at, conflict_json)`, indexed by `(run_id, status, created_at, conflict_id)` (the open
+ *   conflicts of a run) and `(environment_id, status, created_at, conflict_id)`.
+ * The `*_json` column is the record's schema encoding; the other columns are projections of
+ * it for querying (`environment_id` of a conflict is its run's: the record does not carry it).
+ *
+ * @since 0.1.0
+ */
+import { ConflictRecord, type ConflictResolution } from "@forkjoin/schema/Conflict"
+import type { ConflictId, MergeRunId } from "@forkjoin/schema/Ids"
+import { type ChildOutcome, MergeRun, type MergeRunStatus } from "@forkjoin/schema/MergeRun"
+import type { UtcTimestamp } from "@forkjoin/schema/UtcTimestamp"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { HistoryStore, StoreError } from "./HistoryStore.ts"
+import { layerNoDeps as historyLayerNoDeps, sqliteOptions } from "./HistoryStoreSqlite.ts"
+import { type ConflictFilter, MergeStore, type RunFilter } from "./MergeStore.ts"
+import { type Connection, type Migration, Sqlite, type SqliteOptions } from "./Sqlite.ts"
+
+// -------------------------------------------------------------------------------------
+// schema (migrations)
+// -------------------------------------------------------------------------------------
+
+const COMPONENT = "merge"
+
+// The merge tables' migrations, numbered 1..n in their own `schema_components` row; each `up`
+// only creates what is new.
+const migrations: ReadonlyArray<Migration> = [
+  {
+    version: 1,
+    name: "merge runs and conflicts",
+    up: (c) =>
+      c.exec(`
+        CREATE TABLE merge_runs (
+          run_id         TEXT PRIMARY KEY,
+          environment_id TEXT NOT NULL,
+          status         TEXT NOT NULL,
+          created_at     TEXT NOT NULL,
+          updated_at     TEXT NOT NULL,
+          run_json       TEXT NOT NULL
+        );
+        CREATE INDEX merge_runs_by_environment ON merge_runs (environment_id, created_at, run_id);
+        CREATE INDEX merge_runs_by_status ON merge_runs (environment_id, status, created_at, run_id);
+        CREATE TABLE merge_conflicts (
+          conflict_id    TEXT PRIMARY KEY,
+          run_id         TEXT NOT NULL REFERENCES merge_runs (run_id),
+          environment_id TEXT NOT NULL,
+          child_id       TEXT NOT NULL,
+          status         TEXT NOT NULL,
+          created_at     TEXT NOT NULL,
+          conflict_json  TEXT NOT NULL
+        );
+        CREATE INDEX merge_conflicts_by_run ON merge_conflicts (run_id, status, created_at, conflict_id);
+        CREATE INDEX merge_conflicts_by_environment ON merge_conflicts (environment_id, status, created_at, conflict_id);
+      `)
+  }
+]
+
+/** The merge tables' version in this file: 0 before the first merge migration. */
+const versionOf = (c: Connection): number =>
+  c.get(SQL.hasComponents) === undefined ? 0 : c.get<{ readonly version: number }>(SQL.componentVersion, COMPONENT)?.version ?? 0
+
+/**
+ * Brings the merge tables to the latest version: a read when they are current, else ONE
+ * transaction that re-reads the version under the write lock (processes opening one file at
+ * once migrate it once). A version newer than this code knows is refused.
+ */
+const migrate = (sql: typeof Sqlite.Service): Effect.Effect<void, StoreError> => {
+  const operation = "MergeStore.migrate"
+  const latest = migrations.length
+  const check = (found: number): boolean => {
+    if (found > latest) {
+      throw new StoreError({
+        operation,
+        reason: "Schema",
+        detail: `${sql.file} has merge schema version ${found}, newer than this forkjoin supports (${latest}); ` +
+          "upgrade forkjoin or use another database"
+      })
+    }
+    return found < latest
+  }
+  return Effect.flatMap(sql.run(operation, (c) => check(versionOf(c))), (needed) =>
+    needed
+      ? sql.transaction(operation, (c) => {
+        const found = versionOf(c)
+        if (!check(found)) return
+        c.exec(SQL.createComponents)
+        for (const migration of migrations) {
+          if (migration.version > found) migration.up(c)
+        }
+        c.run(SQL.setComponentVersion, COMPONENT, latest)
+      })
+      : Effect.void)
+}
+
+// -------------------------------------------------------------------------------------
+// SQL (constant strings: each is prepared once per connection)
+// -------------------------------------------------------------------------------------
+
+const SQL = {
+  hasComponents: "SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'schema_components'",
+  createComponents: "CREATE TABLE IF NOT EXISTS schema_components (component TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+  componentVersion: "SELECT version FROM schema_components WHERE component = ?",
+  setComponentVersion: "INSERT INTO schema_components (component, version) VALUES (?, ?) " +
+    "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+  insertRun: "INSERT INTO merge_runs (run_id, environment_id, status, created_at, updated_at, run_json) VALUES (?, ?, ?, ?, ?, ?)",
+  hasRun: "SELECT 1 AS present FROM merge_runs WHERE run_id = ?",
+  getRun: "SELECT run_id, run_json FROM merge_runs WHERE run_id = ?",
+  updateRun: "UPDATE merge_runs SET status = ?, updated_at = ?, run_json = ? WHERE run_id = ?",
+  runs: "SELECT run_id, run_json FROM merge_runs WHERE environment_id = ? ORDER BY created_at DESC, run_id DESC",
+  runsByStatus: "SELECT run_id, run_json FROM merge_runs WHERE environment_id = ? AND status = ? " +
+    "ORDER BY created_at DESC, run_id DESC",
+  getConflict: "SELECT conflict_id, conflict_json FROM merge_conflicts WHERE conflict_id = ?",
+  insertConflict: "INSERT INTO merge_conflicts (conflict_id, run_id, environment_id, child_id, status, created_at, conflict_json) " +
+    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+  resolveConflict: "UPDATE merge_conflicts SET status = 'resolved', conflict_json = ? WHERE conflict_id = ? AND status = 'open'",
+  conflicts: "SELECT conflict_id, conflict_json FROM merge_conflicts WHERE environment_id = ? " +
+    "ORDER BY created_at, conflict_id",
+  conflictsByStatus: "SELECT conflict_id, conflict_json FROM merge_conflicts WHERE environment_id = ? AND status = ? " +
+    "ORDER BY created_at, conflict_id",
+  // `+environment_id` keeps the planner off the environment index: a run's rows are few, an
+  // environment's many (without it SQLite picks merge_conflicts_by_environment here).
+  conflictsOfRun: "SELECT conflict_id, conflict_json FROM merge_conflicts " +
+    "WHERE run_id = ? AND +environment_id = ? ORDER BY created_at, conflict_id",
+  conflictsOfRunByStatus: "SELECT conflict_id, conflict_json FROM merge_conflicts " +
+    "WHERE run_id = ? AND status = ? AND +environment_id = ? ORDER BY created_at, conflict_id"
+} as const
+
+interface RunRow {
+  readonly run_id: string
+  readonly run_json: string
+}
+
+interface ConflictRow {
+  readonly conflict_id: string
+  readonly conflict_json: string
+}
+
+// -------------------------------------------------------------------------------------
+// encoding
+// -------------------------------------------------------------------------------------
+
+const encodeRunJson = Schema.encodeSync(Schema.fromJsonString(MergeRun))
+const decodeRunJson = Schema.decodeUnknownSync(Schema.fromJsonString(MergeRun))
+const encodeConflictJson = Schema.encodeSync(Schema.fromJsonString(ConflictRecord))
+const decodeConflictJson = Schema.decodeUnknownSync(Schema.fromJsonString(ConflictRecord))
+
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/** Encodes a record for writing; what the schema refuses is `Schema` and nothing is written. */
+const encoded = <A>(operation: string, what: string, encode: (a: A) => string, value: A): string => {
+  try {
+    return encode(value)
+  } catch (e) {
+    throw new StoreError({ operation, reason: "Schema", detail: `${what} is invalid: ${messageOf(e)}`, cause: e })
+  }
+}
+
+/** Runs a synchronous check outside the database: a thrown `StoreError` fails, anything else is a bug. */
+const attempt = <A>(body: () => A): Effect.Effect<A, StoreError> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(body())
+    } catch (thrown) {
+      return thrown instanceof StoreError ? Effect.fail(thrown) : Effect.die(thrown)
+    }
+  })
+
+const corrupt = (operation: string, what: string, problem: string, cause?: unknown): StoreError =>
+  new StoreError({ operation, reason: "Corrupt", detail: `${what} ${problem}`, cause })
+
+const runOfRow = (operation: string, row: RunRow): MergeRun => {
+  let run: MergeRun
+  try {
+    run = decodeRunJson(row.run_json)
+  } catch (e) {
+    throw corrupt(operation, `merge run ${row.run_id}`, `does not decode: ${messageOf(e)}`, e)
+  }
+  if (run.runId !== row.run_id) throw corrupt(operation, `merge run ${row.run_id}`, `holds the record of ${run.runId}`)
+  return run
+}
+
+const conflictOfRow = (operation: string, row: ConflictRow): ConflictRecord => {
+  let conflict: ConflictRecord
+  try {
+    conflict = decodeConflictJson(row.conflict_json)
+  } catch (e) {
+    throw corrupt(operation, `conflict ${row.conflict_id}`, `does not decode: ${messageOf(e)}`, e)
+  }
+  if (conflict.conflictId !== row.conflict_id) {
+    throw corrupt(operation, `conflict ${row.conflict_id}`, `holds the record of ${conflict.conflictId}`)
+  }
+  return conflict
+}
+
+const requireRun = (c: Connection, operation: string, runId: MergeRunId): MergeRun => {
+  const row = c.get<RunRow>(SQL.getRun, runId)
+  if (row === undefined) throw new StoreError({ operation, reason: "NotFound", detail: `no merge run ${runId}` })
+  return runOfRow(operation, row)
+}
+
+/** Writes `run` over its row: the columns are re-projected from the record every time. */
+const updateRun = (c: Connection, operation: string, run: MergeRun): MergeRun => {
+  const json = encoded(operation, `merge run ${run.runId}`, encodeRunJson, run)
+  c.run(SQL.updateRun, run.status, run.updatedAt, json, run.runId)
+  return run
+}
+
+// -------------------------------------------------------------------------------------
+// rules (the same as MergeStore.layerMemory's; the contract suite holds both to them)
+// -------------------------------------------------------------------------------------
+
+const duplicateChild = (run: MergeRun): string | undefined => {
+  const seen = new Set<string>()
+  for (const o of run.outcomes) {
+    if (seen.has(o.childId)) return o.childId
+    seen.add(o.childId)
+  }
+  return undefined
+}
+
+const checkConflictOwner = (operation: string, runId: MergeRunId, childId: string, c: ConflictRecord): void => {
+  if (c.runId !== runId || c.childId !== childId) {
+    throw new StoreError({
+      operation,
+      reason: "Constraint",
+      detail: `conflict ${c.conflictId} belongs to ${c.runId} / ${c.childId}, the outcome to ${runId} / ${childId}`
+    })
+  }
+}
+
+const withOutcome = (operation: string, run: MergeRun, outcome: ChildOutcome, updatedAt: UtcTimestamp): MergeRun => {
+  const index = run.outcomes.findIndex((o) => o.childId === outcome.childId)
+  if (index < 0) {
+    throw new StoreError({ operation, reason: "NotFound", detail: `merge run ${run.runId} has no child ${outcome.childId}` })
+  }
+  return { ...run, outcomes: run.outcomes.map((o, i) => (i === index ? outcome : o)), updatedAt }
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * Builds the store over the `Sqlite` service (opened with `HistoryStoreSqlite.sqliteOptions()`,
+ * i.e. the history database) after migrating the merge tables.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> = Effect.gen(function*() {
+  const sql = yield* Sqlite
+  yield* migrate(sql)
+
+  const createRun = Effect.fnUntraced(function*(run: MergeRun) {
+    const operation = "MergeStore.createRun"
+    const json = yield* attempt(() => encoded(operation, `merge run ${run.runId}`, encodeRunJson, run))
+    const twice = duplicateChild(run)
+    if (twice !== undefined) {
+      return yield* new StoreError({ operation, reason: "Constraint", detail: `merge run ${run.runId} lists child ${twice} twice` })
+    }
+    yield* sql.transaction(operation, (c) => {
+      // Checked first so the detail says which run; the primary key still guards the insert.
+      if (c.get(SQL.hasRun, run.runId) !== undefined) {
+        throw new StoreError({ operation, reason: "Constraint", detail: `merge run ${run.runId} already exists` })
+      }
+      c.run(SQL.insertRun, run.runId, run.environmentId, run.status, run.createdAt, run.updatedAt, json)
+    })
+  })
+
+  const getRun = (runId: MergeRunId) =>
+    sql.run("MergeStore.getRun", (c) => {
+      const row = c.get<RunRow>(SQL.getRun, runId)
+      return row === undefined ? Option.none<MergeRun>() : Option.some(runOfRow("MergeStore.getRun", row))
+    })
+
+  const recordOutcome = Effect.fnUntraced(function*(
+    runId: MergeRunId,
+    outcome: ChildOutcome,
+    conflicts: ReadonlyArray<ConflictRecord>,
+    updatedAt: UtcTimestamp
+  ) {
+    const operation = "MergeStore.recordOutcome"
+    // Validated and encoded before taking the write lock.
+    const rows = yield* attempt(() =>
+      conflicts.map((conflict) => {
+        checkConflictOwner(operation, runId, outcome.childId, conflict)
+        return { conflict, json: encoded(operation, `conflict ${conflict.conflictId}`, encodeConflictJson, conflict) }
+      })
+    )
+    return yield* sql.transaction(operation, (c) => {
+      const run = requireRun(c, operation, runId)
+      const updated = updateRun(c, operation, withOutcome(operation, run, outcome, updatedAt))
+      for (const { conflict, json } of rows) {
+        const existing = c.get<ConflictRow>(SQL.getConflict, conflict.conflictId)
+        if (existing === undefined) {
+          c.run(
+            SQL.insertConflict,
+            conflict.conflictId,
+            runId,
+            run.environmentId,
+            conflict.childId,
+            conflict.status,
+            conflict.createdAt,
+            json
+          )
+        } else if (existing.conflict_json !== json) {
+          // The encoding is canonical (schema key order, no extra keys): equal JSON is equal content.
+          throw new StoreError({
+            operation,
+            reason: "Constraint",
+            detail: `conflict ${conflict.conflictId} is already stored with different content`
+          })
+        }
+      }
+      return updated
+    })
+  })
+
+  const setRunStatus = (runId: MergeRunId, status: MergeRunStatus, updatedAt: UtcTimestamp) =>
+    sql.transaction("MergeStore.setRunStatus", (c) => {
+      const operation = "MergeStore.setRunStatus"
+      return updateRun(c, operation, { ...requireRun(c, operation, runId), status, updatedAt })
+    })
+
+  const listRuns = (filter: RunFilter) =>
+    sql.run("MergeStore.listRuns", (c) =>
+      (filter.status === undefined
+        ? c.all<RunRow>(SQL.runs, filter.environmentId)
+        : c.all<RunRow>(SQL.runsByStatus, filter.environmentId, filter.status)).map((row) => runOfRow("MergeStore.listRuns", row)))
+
+  const getConflict = (conflictId: ConflictId) =>
+    sql.run("MergeStore.getConflict", (c) => {
+      const row = c.get<ConflictRow>(SQL.getConflict, conflictId)
+      return row === undefined ? Option.none<ConflictRecord>() : Option.some(conflictOfRow("MergeStore.getConflict", row))
+    })
+
+  const listConflicts = (filter: ConflictFilter) =>
+    sql.run("MergeStore.listConflicts", (c) => {
+      const { environmentId, runId, status } = filter
+      const rows = runId === undefined
+        ? status === undefined
+          ? c.all<ConflictRow>(SQL.conflicts, environmentId)
+          : c.all<ConflictRow>(SQL.conflictsByStatus, environmentId, status)
+        : status === undefined
+        ? c.all<ConflictRow>(SQL.conflictsOfRun, runId, environmentId)
+        : c.all<ConflictRow>(SQL.conflictsOfRunByStatus, runId, status, environmentId)
+      return rows.map((row) => conflictOfRow("MergeStore.listConflicts", row))
+    })
+
+  const resolveConflict = (conflictId: ConflictId, resolution: ConflictResolution) =>
+    sql.transaction("MergeStore.resolveConflict", (c) => {
+      const operation = "MergeStore.resolveConflict"
+      const row = c.get<ConflictRow>(SQL.getConflict, conflictId)
+      if (row === undefined) throw new StoreError({ operation, reason: "NotFound", detail: `no conflict ${conflictId}` })
+      const conflict = conflictOfRow(operation, row)
+      if (conflict.status !== "open") {
+        throw new StoreError({ operation, reason: "Constraint", detail: `conflict ${conflictId} is already resolved` })
+      }
+      const resolved: ConflictRecord = { ...conflict, status: "resolved", resolution }
+      c.run(SQL.resolveConflict, encoded(operation, `conflict ${conflictId}`, encodeConflictJson, resolved), conflictId)
+      return resolved
+    })
+
+  return MergeStore.of({
+    createRun,
+    getRun,
+    recordOutcome,
+    setRunStatus,
+    listRuns,
+    getConflict,
+    listConflicts,
+    resolveConflict
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// layers
+// -------------------------------------------------------------------------------------
+
+/**
+ * The store over an already provided `Sqlite` opened with `HistoryStoreSqlite.sqliteOptions()`
+ * (share one connection with the history store); migrates the merge tables when built.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerNoDeps: Layer.Layer<MergeStore, StoreError, Sqlite> = Layer.effect(MergeStore, make)
+
+/**
+ * The store in the history database `file` (created and migrated, history tables included,
+ * on open; closed when the layer is released). Several processes may use one file at once.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSqlite = (
+  file: string,
+  options?: Omit<SqliteOptions, "migrations">
+): Layer.Layer<MergeStore, StoreError> => layerNoDeps.pipe(Layer.provide(Sqlite.layer(file, sqliteOptions(options))))
+
+/**
+ * The merge store and the history store over ONE connection to `file` (the join records
+ * patch history and merge outcomes in the same database), with the `Sqlite` service itself.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerWithHistory = (
+  file: string,
+  options?: Omit<SqliteOptions, "migrations">
+): Layer.Layer<MergeStore | HistoryStore | Sqlite, StoreError> =>
+  Layer.mergeAll(layerNoDeps, historyLayerNoDeps).pipe(Layer.provideMerge(Sqlite.layer(file, sqliteOptions(options))))

@@ -1,0 +1,41 @@
+/**
+ * The three-way merge of one file's text (SPEC §6.6 step 3): base = the child's preimage,
+ * ours = the live bytes, theirs = the child's postimage. Line-based diff3 whose result is
+ * byte-exact: every line keeps its own terminator, a UTF-8 BOM is merged as one bit, the final
+ * newline is part of the last line. Overlapping edits are a value (hunks plus rendered
+ * markers), never an error. Does not own absent sides, deletions or binary policy (see
+ * `FileMerge`) nor the choice of diff3 library (`internal/diff3.ts`). Pure.
+ *
+ * @since 0.1.0
+ */
+import type { ConflictHunk } from "@forkjoin/schema/Conflict"
+import { anchored, nodeDiff3 } from "./internal/diff3.ts"
+import { mergeTextWith } from "./internal/textMerge.ts"
+
+/**
+ * What merging three texts gives:
+ * - `Merged`: the result bytes; `bothChanged` is false when one side equals the base (the
+ *   result is then the other side, byte for byte);
+ * - `Conflict`: edits that overlap; `hunks` are the overlapping regions (1-based base lines),
+ *   `text` the whole file with git-style `<<<<<<< ours` / `||||||| base` / `=======` /
+ *   `>>>>>>> theirs` markers ending with the file's dominant line ending;
+ * - `Binary`: some side is not text (a NUL byte, or not UTF-8), so nothing was merged.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type TextMerge =
+  | { readonly _tag: "Merged"; readonly bytes: Uint8Array; readonly bothChanged: boolean }
+  | { readonly _tag: "Conflict"; readonly hunks: ReadonlyArray<ConflictHunk>; readonly text: string }
+  | { readonly _tag: "Binary" }
+
+/**
+ * Merges `theirs` onto `ours` relative to `base`. A side equal to the base yields the other
+ * side exactly (binary or not); identical changes converge.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const mergeText: (base: Uint8Array, ours: Uint8Array, theirs: Uint8Array) => TextMerge = mergeTextWith(
+  anchored(nodeDiff3)
+)

@@ -1,0 +1,50 @@
+/**
+ * The one error of the orchestrator's own refusals (the engine's stay `EngineError`): a
+ * stable `code`, the paths involved, an actionable message and the underlying cause.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * Orchestrator error codes. Stable: clients and models match on them.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const OrchestratorErrorCode = Schema.Literals([
+  "rollback_drift",
+  "rollback_unavailable",
+  "unknown_transaction",
+  "unknown_conflict",
+  "conflict_already_resolved",
+  "conflict_stale",
+  "unresolved_subagent_conflicts",
+  "unknown_run",
+  "run_not_resumable",
+  "mutating_subagents_in_open_batch",
+  "artifacts_unavailable",
+  "store_unavailable",
+  "verification_unavailable"
+])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type OrchestratorErrorCode = typeof OrchestratorErrorCode.Type
+
+/**
+ * A refused or failed orchestrator operation.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class OrchestratorError extends Schema.TaggedError<OrchestratorError>()("OrchestratorError", {
+  code: OrchestratorErrorCode,
+  paths: Schema.Array(Schema.String),
+  message: Schema.String,
+  /** For `rollback_drift`: the later transaction that changed a path, when known. */
+  laterTransactionId: Schema.optional(Schema.String),
+  cause: Schema.optional(Schema.Defect())
+}) {}

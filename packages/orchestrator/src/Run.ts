@@ -1,0 +1,183 @@
+/**
+ * One scripted orchestration run end to end (`forkjoin run PLAN.json`): the plan's children
+ * run concurrently into overlays (or bring a changeset produced elsewhere), the plan's
+ * `between` edits touch the files directly (to exercise drift), the join applies the
+ * children, the plan's `resolve` entries close conflicts, and `finish` says whether the run
+ * is done. Resumable: `resume` finishes a join a crash interrupted.
+ *
+ * Owns the order of those steps and where their artifacts go. Does not own running a child
+ * (`@forkjoin/runtime/Children`), the join (`Join`) or conflicts (`Conflicts`).
+ *
+ * @since 0.1.0
+ */
+import { Engine } from "@forkjoin/engine/Engine"
+import { normalizePath } from "@forkjoin/patch/RelativePath"
+import * as Artifacts from "@forkjoin/runtime/Artifacts"
+import * as Children from "@forkjoin/runtime/Children"
+import type { RunPlan } from "@forkjoin/runtime/RunPlan"
+import { type ConflictRecord, type MergeRun, MergeRunId, type ThreadId } from "@forkjoin/schema"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import { randomUUID } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Conflicts from "./Conflicts.ts"
+import * as Join from "./Join.ts"
+import { OrchestratorError } from "./OrchestratorError.ts"
+
+/**
+ * What a run did: the children's results (scripted children only), the merge run as stored
+ * (plan, outcomes, status), its conflicts, and whether `finish` passed.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RunOutcome {
+  readonly runId: MergeRunId
+  readonly results: ReadonlyArray<Children.ChildResult>
+  readonly run: MergeRun
+  readonly conflicts: ReadonlyArray<ConflictRecord>
+  readonly finish: { readonly ok: true } | { readonly ok: false; readonly code: string; readonly message: string }
+}
+
+/**
+ * Options of `runPlan`: the directory `changesetFile` paths are relative to, the caller's
+ * thread (the run's thread is registered below it) and the children's concurrency.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RunOptions {
+  readonly planDirectory: string
+  readonly callerThreadId: ThreadId
+  readonly concurrency?: number
+}
+
+const artifactFailure = (what: string) => (cause: unknown) =>
+  new OrchestratorError({
+    code: "artifacts_unavailable",
+    paths: [],
+    message: `${what} failed (${cause instanceof Error ? cause.message : String(cause)}); check that the workspace's .forkjoin folder is writable.`,
+    cause
+  })
+
+/**
+ * Runs `plan` in the engine's workspace: children, between-edits, join, resolutions, finish.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options: RunOptions) {
+  const engine = yield* Engine
+  const runId = MergeRunId.make(`run-${randomUUID()}`)
+  const runDirectory = Artifacts.defaultRunDirectory(engine.root, runId)
+  const scripted = plan.tasks.filter((t) => t.changesetFile === undefined)
+  const ran = yield* Children.runExportOnly({ ...plan, tasks: scripted }, {
+    runId,
+    runDirectory,
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency })
+  }).pipe(Effect.mapError(artifactFailure("Running the children")))
+  for (const t of plan.tasks) {
+    if (t.changesetFile !== undefined) yield* stageChangeset(path.resolve(options.planDirectory, t.changesetFile), runDirectory, t.id)
+  }
+  yield* writeBetween(engine.root, plan.between ?? [])
+  const children = plan.tasks.map((t): Join.JoinChild => {
+    const namespace = path.join(runDirectory, "subagents", t.id)
+    return {
+      id: t.id,
+      mode: t.mode,
+      ...(t.writeScope === undefined ? {} : { writeScope: t.writeScope }),
+      changeset: t.mode === "transactional_write" ? readJson(path.join(namespace, "changeset.json")) : undefined,
+      blobDirectory: path.join(namespace, "blobs")
+    }
+  })
+  yield* Join.start({
+    runId,
+    callerThreadId: options.callerThreadId,
+    runDirectory,
+    atomic: plan.atomic ?? false,
+    ...(plan.verify === undefined ? {} : { verify: plan.verify }),
+    children
+  })
+  for (const r of plan.resolve ?? []) {
+    const open = (yield* Conflicts.list({ runId, status: "open" })).filter((c) => c.childId === r.childId && (r.path === undefined || c.path === r.path))
+    for (const c of open) {
+      yield* Conflicts.resolve(
+        c.conflictId,
+        r.resolution === "content" ? { kind: "content", bytes: new TextEncoder().encode(r.content ?? "") } : { kind: r.resolution }
+      )
+    }
+  }
+  return yield* outcomeOf(runId, ran.results)
+})
+
+/**
+ * Finishes the join of an interrupted run (children still `pending`), then reports it.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const resume = Effect.fn("Run.resume")(function*(runId: MergeRunId) {
+  const run = yield* Join.loadRun(runId)
+  yield* Join.proceed(runId, Join.childrenOf(run))
+  return yield* outcomeOf(runId, [])
+})
+
+const outcomeOf = (runId: MergeRunId, results: ReadonlyArray<Children.ChildResult>) =>
+  Effect.gen(function*() {
+    const run = yield* Join.loadRun(runId)
+    const conflicts = yield* Conflicts.list({ runId })
+    const finished = yield* Conflicts.finish(runId).pipe(Effect.result)
+    const finish: RunOutcome["finish"] = Result.isFailure(finished)
+      ? { ok: false, code: finished.failure.code, message: finished.failure.message }
+      : run.status === "applied"
+      ? { ok: true }
+      : { ok: false, code: `merge_${run.status}`, message: `the join ended ${run.status}; see each child's status` }
+    return { runId, results, run, conflicts, finish } satisfies RunOutcome
+  })
+
+const readJson = (file: string): unknown => {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8"))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Copies a changeset produced elsewhere (and its `blobs/sha256/*` beside it) into the child's
+ * namespace, so a resumed join reads every child from one layout. The copy is not trusted:
+ * the join revalidates it and checks every blob's hash.
+ */
+const stageChangeset = (file: string, runDirectory: string, taskId: string) =>
+  Effect.gen(function*() {
+    const namespace = yield* Artifacts.childDirectory(runDirectory, taskId).pipe(Effect.mapError(artifactFailure("Preparing the child's folder")))
+    yield* Effect.try({
+      try: () => {
+        fs.mkdirSync(namespace, { recursive: true })
+        if (fs.existsSync(file)) fs.copyFileSync(file, path.join(namespace, "changeset.json"))
+        const blobs = path.join(path.dirname(file), "blobs", "sha256")
+        if (fs.existsSync(blobs)) fs.cpSync(blobs, path.join(namespace, "blobs", "sha256"), { recursive: true })
+      },
+      catch: artifactFailure(`Copying the changeset ${file}`)
+    })
+  })
+
+/** The plan's outside edits, written directly to the files (deliberately not through the engine). */
+const writeBetween = (root: string, edits: NonNullable<RunPlan["between"]>) =>
+  Effect.try({
+    try: () => {
+      for (const e of edits) {
+        const raw = "write" in e ? e.write.path : e.delete.path
+        const rel = normalizePath(raw)
+        // RunPlan.decode already refused paths that do not normalize.
+        if (Result.isFailure(rel)) continue
+        const abs = path.join(root, ...rel.success.split("/"))
+        if ("write" in e) {
+          fs.mkdirSync(path.dirname(abs), { recursive: true })
+          fs.writeFileSync(abs, e.write.content)
+        } else fs.rmSync(abs, { force: true })
+      }
+    },
+    catch: artifactFailure("Writing the plan's between edits")
+  })

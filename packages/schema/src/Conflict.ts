@@ -1,0 +1,129 @@
+/**
+ * Conflicts as values (SPEC §6.7): what the join holds back instead of writing. A
+ * `ConflictRecord` names the merge run, the child and the path, keeps the three sides as
+ * snapshots (absent side = no file), the diff3 hunks that overlap and the conflict text a
+ * person reads, and whether (and how) it was resolved. Persisted in patch history
+ * (schemaVersion 1); its id is deterministic: `<run-id>/<task-id>:<path>`.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { ConflictId, MergeRunId, RelativePath, TaskId, TransactionId } from "./Ids.ts"
+import { Snapshot } from "./Snapshot.ts"
+import { UtcTimestamp } from "./UtcTimestamp.ts"
+
+const LineNumber = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+
+/**
+ * One overlapping region: where it starts in the base (1-based line) and each side's lines
+ * there, every line with its own ending (`"a\r\n"`, or no ending on a last line).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ConflictHunk = Schema.Struct({
+  baseStart: LineNumber,
+  base: Schema.Array(Schema.String),
+  ours: Schema.Array(Schema.String),
+  theirs: Schema.Array(Schema.String)
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ConflictHunk = typeof ConflictHunk.Type
+
+/**
+ * Why the sides cannot be merged automatically: text hunks that overlap; binary content
+ * changed on both sides; one side deleted what the other edited; both added the path with
+ * different content; a move whose source the other side edited.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ConflictReason = Schema.Literals([
+  "overlapping_edits",
+  "binary",
+  "delete_vs_edit",
+  "edit_vs_delete",
+  "add_vs_add",
+  "move_vs_edit"
+])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ConflictReason = typeof ConflictReason.Type
+
+/**
+ * How a conflict was closed: `apply` (the child's version, re-verified), `discard` (keep the
+ * live file), `content` (text the parent supplied). `transactionId` is the engine
+ * transaction that wrote it (none for `discard`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ConflictResolution = Schema.Struct({
+  kind: Schema.Literals(["apply", "discard", "content"]),
+  transactionId: Schema.optionalKey(TransactionId),
+  resolvedAt: UtcTimestamp
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ConflictResolution = typeof ConflictResolution.Type
+
+/**
+ * A held-back change of one child at one path. `base` is the child's preimage, `ours` the
+ * live file when the join reached it, `theirs` the child's postimage; an absent side means no
+ * file. `hunks` is empty for non-text conflicts; `text` is the rendered conflict (markers for
+ * text, a one-line explanation otherwise).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ConflictRecord = Schema.Struct({
+  schemaVersion: Schema.Literal(1),
+  conflictId: ConflictId,
+  runId: MergeRunId,
+  childId: TaskId,
+  path: RelativePath,
+  reason: ConflictReason,
+  base: Schema.optionalKey(Snapshot),
+  ours: Schema.optionalKey(Snapshot),
+  theirs: Schema.optionalKey(Snapshot),
+  hunks: Schema.Array(ConflictHunk),
+  text: Schema.String,
+  status: Schema.Literals(["open", "resolved"]),
+  resolution: Schema.optionalKey(ConflictResolution),
+  createdAt: UtcTimestamp
+}).check(
+  Schema.makeFilter((c) => {
+    if (c.conflictId !== `${c.runId}/${c.childId}:${c.path}`) {
+      return { path: ["conflictId"], issue: `a conflict id is <run-id>/<task-id>:<path>, here ${JSON.stringify(`${c.runId}/${c.childId}:${c.path}`)}` }
+    }
+    if ((c.status === "resolved") !== (c.resolution !== undefined)) {
+      return { path: ["resolution"], issue: "a resolved conflict has a resolution and an open one has none" }
+    }
+    return undefined
+  }, { expected: "a consistent conflict record" })
+)
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ConflictRecord = typeof ConflictRecord.Type
+
+/**
+ * The id of the conflict of `childId` at `path` in merge run `runId`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const conflictIdOf = (runId: MergeRunId, childId: TaskId, path: RelativePath): ConflictId =>
+  ConflictId.make(`${runId}/${childId}:${path}`)

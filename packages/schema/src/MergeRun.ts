@@ -1,0 +1,152 @@
+/**
+ * The join's records (SPEC §6.5, §6.6): the merge plan computed from what children actually
+ * touched, each child's outcome, and the merge run that ties them together. The run and the
+ * outcomes are durable (schemaVersion 1) so a join interrupted by a crash resumes and applies
+ * every child at most once.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { EnvironmentId, MergeRunId, RelativePath, TaskId, ThreadId, TransactionId } from "./Ids.ts"
+import { UtcTimestamp } from "./UtcTimestamp.ts"
+
+/**
+ * Which children the join must apply and where their actual changes overlap (paths two or
+ * more children touched, from the changesets, not from declared scopes).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const MergePlan = Schema.Struct({
+  strategy: Schema.Literals(["read_only", "transactional_parent_merge"]),
+  requiresParentMerge: Schema.Boolean,
+  readOnlyResultIds: Schema.Array(TaskId),
+  mutatingResultIds: Schema.Array(TaskId),
+  changesetResultIds: Schema.Array(TaskId),
+  missingChangesetResultIds: Schema.Array(TaskId),
+  writeScopes: Schema.Record(Schema.String, Schema.Array(RelativePath)),
+  overlaps: Schema.Array(Schema.Struct({ path: RelativePath, resultIds: Schema.Array(TaskId) }))
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type MergePlan = typeof MergePlan.Type
+
+/**
+ * What the join did with one child. `pending` until the join reaches it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ChildOutcomeStatus = Schema.Literals([
+  "pending",
+  "applied",
+  "auto_merged",
+  "noop",
+  "baseline_drift",
+  "baseline_unverifiable",
+  "invalid_changeset_path",
+  "scope_violation",
+  "apply_failed_rolled_back",
+  "verification_failed_rolled_back",
+  "conflicted_unresolved",
+  "missing_changeset",
+  "invalid_changeset",
+  "discarded",
+  "resolved"
+])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ChildOutcomeStatus = typeof ChildOutcomeStatus.Type
+
+/**
+ * One child's outcome in a merge run: the transaction that applied it, the paths held back
+ * as conflicts, the path whose write failed, or a reason (what went wrong, what to do).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ChildOutcome = Schema.Struct({
+  childId: TaskId,
+  status: ChildOutcomeStatus,
+  transactionId: Schema.optionalKey(TransactionId),
+  conflictPaths: Schema.optionalKey(Schema.Array(RelativePath)),
+  autoMergedPaths: Schema.optionalKey(Schema.Array(RelativePath)),
+  driftPaths: Schema.optionalKey(Schema.Array(RelativePath)),
+  failedPath: Schema.optionalKey(RelativePath),
+  reason: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ChildOutcome = typeof ChildOutcome.Type
+
+/**
+ * The merge status: every child landed (`applied`), some did (`partial`), none did
+ * (`failed`), or open conflicts hold the run (`blocked`); `running` while the join works or
+ * after it was interrupted (then `forkjoin run --resume` finishes it).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const MergeRunStatus = Schema.Literals(["running", "applied", "partial", "failed", "blocked"])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type MergeRunStatus = typeof MergeRunStatus.Type
+
+/**
+ * A plan's optional verification command, run in the workspace after each child's transaction.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const VerifyCommand = Schema.Struct({
+  command: Schema.NonEmptyArray(Schema.String),
+  timeoutMs: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3_600_000 }))
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type VerifyCommand = typeof VerifyCommand.Type
+
+/**
+ * One join, durable: its thread (below the caller's), where its children's changesets are
+ * (`runDirectory`), the children in task order with their outcomes, and the options that a
+ * resumed join must honour.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const MergeRun = Schema.Struct({
+  schemaVersion: Schema.Literal(1),
+  runId: MergeRunId,
+  environmentId: EnvironmentId,
+  threadId: ThreadId,
+  callerThreadId: ThreadId,
+  runDirectory: Schema.String,
+  atomic: Schema.Boolean,
+  verify: Schema.optionalKey(VerifyCommand),
+  status: MergeRunStatus,
+  mergePlan: MergePlan,
+  outcomes: Schema.Array(ChildOutcome),
+  createdAt: UtcTimestamp,
+  updatedAt: UtcTimestamp
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type MergeRun = typeof MergeRun.Type

@@ -172,8 +172,9 @@ export const demo = Effect.fn("Demo.demo")(function*(options: DemoOptions) {
     for (const r of records) {
       yield* say(`  #${r.commitOrdinal} ${r.transactionId}  ${r.changes.map((c) => `${c.kind} ${c.path}`).join(", ")}`)
     }
+    // The run as it stands now (its conflict resolved), with the children's results of the first pass.
     const final = yield* OrchestratorRun.resume(outcome.runId).pipe(Effect.orElseSucceed(() => outcome))
-    return { outcome: final, resolved, rollback: rollback.transactionId, timeline: records.map((r) => ({ ordinal: r.commitOrdinal, transactionId: r.transactionId })) }
+    return { outcome: { ...final, results: outcome.results }, resolved, rollback: rollback.transactionId, timeline: records.map((r) => ({ ordinal: r.commitOrdinal, transactionId: r.transactionId })) }
   }).pipe(Effect.provide(orchestratorLayer(dir, historyDbOf(dir, undefined))))
   const result = yield* program.pipe(
     Effect.mapError((e) => new RunFailed({ message: `the demo failed: ${e.message}`, cause: e })),

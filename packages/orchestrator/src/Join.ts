@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Engine, Grants } from "@forkjoin/engine/Engine"
+import { Engine, Grants, type Inspection } from "@forkjoin/engine/Engine"
 import * as Fault from "@forkjoin/engine/Fault"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
@@ -167,7 +167,7 @@ export const start = Effect.fn("Join.start")(function*(options: JoinOptions) {
     createdAt: at,
     updatedAt: at
   }
-  yield* history.registerThread(options.callerThreadId).pipe(Effect.mapError(storeFailure("Registering the caller's thread")))
+  // The caller's own thread may already be registered under its parent: only register below it.
   yield* history.registerThread(run.threadId, options.callerThreadId).pipe(Effect.mapError(storeFailure("Registering the run's thread")))
   for (const c of options.children) {
     yield* history.registerThread(childThread(options.runId, c.id), run.threadId).pipe(Effect.mapError(storeFailure("Registering a child's thread")))
@@ -421,8 +421,15 @@ const planFor = (
     const engine = yield* Engine
     const history = yield* HistoryStore
     const paths = [...new Set(changeset.entries.flatMap((e) => (e.moveFrom === undefined ? [e.path] : [e.moveFrom, e.path])))]
-    const read = yield* engine.read(paths).pipe(Effect.catch(() => Effect.succeed(new Map<string, FileState>())))
-    const live = new Map([...read, ...overrides])
+    // Per path: a path the engine refuses to resolve (a symlink out, a denied name) reads as
+    // something that can never match a preimage, so the child is drift, never written.
+    const inspected = yield* engine.inspect(paths).pipe(Effect.orElseSucceed(() => new Map<string, Result.Result<Inspection, unknown>>()))
+    const live = new Map<string, FileState>()
+    for (const p of paths) {
+      const r = inspected.get(p)
+      live.set(p, r !== undefined && Result.isSuccess(r) ? r.success.state : { _tag: "Other", description: "unreadable" })
+    }
+    for (const [p, state] of overrides) live.set(p, state)
     const blobs = yield* BlobStore.makeDirectory(child.blobDirectory, { fsync: false }).pipe(Effect.orElseSucceed(() => undefined))
     const post = new Map<string, Uint8Array>()
     for (const e of changeset.entries) {

@@ -23,6 +23,7 @@ export const OrchestratorErrorCode = Schema.Literals([
   "unknown_run",
   "run_not_resumable",
   "mutating_subagents_in_open_batch",
+  "mutating_subagents_not_granted",
   "artifacts_unavailable",
   "store_unavailable",
   "verification_unavailable"

@@ -51,6 +51,39 @@ export interface RunOptions {
   readonly planDirectory: string
   readonly callerThreadId: ThreadId
   readonly concurrency?: number
+  /** The calling parent session has an open batch: mutating children are refused before any starts. */
+  readonly parentBatchOpen?: boolean
+  /** Completes when the run is cancelled (running children are interrupted, queued ones never start). */
+  readonly cancel?: Effect.Effect<void>
+}
+
+/**
+ * Refuses a plan before any child starts: mutating children while the parent has an open batch
+ * (their changesets would be joined under the batch's feet), or under an autonomy level that
+ * does not grant them (`off`: analysis only; `supervised`: read-only children only).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const admit = (plan: RunPlan, options: Pick<RunOptions, "parentBatchOpen">): Effect.Effect<void, OrchestratorError> => {
+  const mutating = plan.tasks.filter((t) => t.mode === "transactional_write").map((t) => t.id)
+  if (mutating.length === 0) return Effect.void
+  if (options.parentBatchOpen === true) {
+    return Effect.fail(new OrchestratorError({
+      code: "mutating_subagents_in_open_batch",
+      paths: [],
+      message: `Mutating children (${mutating.join(", ")}) cannot start while the parent has an open batch; commit_batch or abort_batch it first.`
+    }))
+  }
+  if (plan.autonomy === "off" || plan.autonomy === "supervised") {
+    return Effect.fail(new OrchestratorError({
+      code: "mutating_subagents_not_granted",
+      paths: [],
+      message: `The plan's autonomy '${plan.autonomy}' does not allow mutating children (${mutating.join(", ")}); ` +
+        "make them read_only, or use autonomy 'safe' or 'bold'."
+    }))
+  }
+  return Effect.void
 }
 
 const artifactFailure = (what: string) => (cause: unknown) =>
@@ -68,6 +101,7 @@ const artifactFailure = (what: string) => (cause: unknown) =>
  * @since 0.1.0
  */
 export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options: RunOptions) {
+  yield* admit(plan, options)
   const engine = yield* Engine
   const runId = MergeRunId.make(`run-${randomUUID()}`)
   const runDirectory = Artifacts.defaultRunDirectory(engine.root, runId)
@@ -75,7 +109,8 @@ export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options
   const ran = yield* Children.runExportOnly({ ...plan, tasks: scripted }, {
     runId,
     runDirectory,
-    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency })
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.cancel === undefined ? {} : { cancel: options.cancel })
   }).pipe(Effect.mapError(artifactFailure("Running the children")))
   for (const t of plan.tasks) {
     if (t.changesetFile !== undefined) yield* stageChangeset(path.resolve(options.planDirectory, t.changesetFile), runDirectory, t.id)

@@ -1,6 +1,15 @@
 /**
- * The orchestrator: run_subagents, the join, conflicts and rollback.
+ * `@forkjoin/orchestrator`: joining children's changesets into a workspace. `Run` runs a plan
+ * end to end, `Join` applies children one transaction each (or atomically), `Conflicts` lists
+ * and resolves what the join held back, `Rollback` undoes one transaction, `Verify` runs a
+ * plan's verification command, `Revalidate` checks an untrusted changeset.
  *
  * @since 0.1.0
  */
-export {}
+export * as Conflicts from "./Conflicts.ts"
+export * as Join from "./Join.ts"
+export * from "./OrchestratorError.ts"
+export * as Revalidate from "./Revalidate.ts"
+export * as Rollback from "./Rollback.ts"
+export * as Run from "./Run.ts"
+export * as Verify from "./Verify.ts"

@@ -32,7 +32,23 @@ export interface RunOptions {
   readonly runDirectory: string
   /** Children running at once (default 4). */
   readonly concurrency?: number
+  /** The driver of one attempt of a task (default: its scripted actions). */
+  readonly driverFor?: (task: Task, attempt: number) => Driver["Service"]
+  /** Completes when the run is cancelled: running children are interrupted, queued ones never start. */
+  readonly cancel?: Effect.Effect<void>
 }
+
+/**
+ * A child's status: its last session's, or `cancelled` when the run was cancelled before it
+ * ended (running children are interrupted; queued ones never start).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ChildStatus = Session.SessionStatus | "cancelled"
+
+/** Session endings worth another attempt: errors, not a driver that stopped or looped. */
+const RETRIED: ReadonlySet<Session.SessionStatus> = new Set(["failed", "timed_out"])
 
 /**
  * One child's outcome: its last attempt's status and steps, and its changeset when it
@@ -43,7 +59,7 @@ export interface RunOptions {
  */
 export interface ChildResult {
   readonly id: string
-  readonly status: Session.SessionStatus
+  readonly status: ChildStatus
   readonly attempts: number
   readonly observations: ReadonlyArray<Step>
   /** Plain data (its JSON form is `Session.encodeChangeset` of it). */
@@ -62,10 +78,11 @@ export interface RunResult {
   readonly results: ReadonlyArray<ChildResult>
 }
 
-const runChild = (task: Task, options: RunOptions) =>
+const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, number>) =>
   Effect.gen(function*() {
     const namespace = yield* Artifacts.childDirectory(options.runDirectory, task.id)
     const script = task.actions.map(encodeAction)
+    const driverFor = options.driverFor ?? (() => scripted(script))
     const threadId = ThreadId.make(`${options.runId}/${task.id}`)
     const sessionOptions: Session.SessionOptions = task.mode === "transactional_write"
       ? { mode: "changeset_export", threadId, taskId: task.id, writeScope: task.writeScope!, timeoutMs: task.timeoutMs }
@@ -74,12 +91,13 @@ const runChild = (task: Task, options: RunOptions) =>
     let result: Session.SessionResult
     do {
       attempts += 1
+      attemptsOf.set(task.id, attempts)
       // A fresh driver and view per attempt: a retried child starts from the shared workspace again.
       result = yield* Session.run(sessionOptions).pipe(
-        Effect.provideService(Driver, scripted(script)),
+        Effect.provideService(Driver, driverFor(task, attempts)),
         Effect.provide(BlobStore.layerDirectory(path.join(namespace, "blobs")))
       )
-    } while (result.status !== "finished" && attempts < task.maxAttempts)
+    } while (RETRIED.has(result.status) && attempts < task.maxAttempts)
     yield* Artifacts.writeJson(namespace, "trace.json", result.steps)
     const changeset = result.changeset
     if (changeset !== undefined) yield* Artifacts.writeJson(namespace, "changeset.json", Session.encodeChangeset(changeset))
@@ -103,6 +121,22 @@ export const runExportOnly = (
   plan: RunPlan,
   options: RunOptions
 ): Effect.Effect<RunResult, Artifacts.ArtifactError | BlobStoreError, Engine> =>
-  Effect.forEach(plan.tasks, (task) => runChild(task, options), { concurrency: options.concurrency ?? 4 }).pipe(
-    Effect.map((results) => ({ runId: options.runId, results }))
-  )
+  Effect.gen(function*() {
+    const done = new Map<string, ChildResult>()
+    const attemptsOf = new Map<string, number>()
+    const all = Effect.forEach(
+      plan.tasks,
+      (task) => runChild(task, options, attemptsOf).pipe(Effect.tap((r) => Effect.sync(() => done.set(task.id, r)))),
+      { concurrency: options.concurrency ?? 4, discard: true }
+    )
+    // Cancelling interrupts the children still running; what finished before keeps its result.
+    yield* options.cancel === undefined ? all : Effect.raceFirst(all, options.cancel)
+    const results = yield* Effect.forEach(plan.tasks, (task) => {
+      const r = done.get(task.id)
+      if (r !== undefined) return Effect.succeed(r)
+      return Artifacts.childDirectory(options.runDirectory, task.id).pipe(
+        Effect.map((artifacts): ChildResult => ({ id: task.id, status: "cancelled", attempts: attemptsOf.get(task.id) ?? 0, observations: [], artifacts }))
+      )
+    })
+    return { runId: options.runId, results }
+  })

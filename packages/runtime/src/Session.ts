@@ -23,6 +23,7 @@ import { decodeUtf8 } from "@forkjoin/patch"
 import { Changeset, type ChangesetEncoded, type TaskId, type ThreadId, TurnId } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Duration from "effect/Duration"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
@@ -294,9 +295,16 @@ export const run = (options: SessionOptions): Effect.Effect<SessionResult, never
         ...(options.mode === "changeset_export" && options.maxFileBytes !== undefined ? { maxFileBytes: options.maxFileBytes } : {})
       }).pipe(Effect.map((o) => overlayView(o, options)))
 
+    const started = yield* Clock.currentTimeMillis
     const loop = (view: View) =>
       Effect.gen(function*() {
         while (steps.length < maxSteps) {
+          // Steps can run synchronously back to back: check the deadline between them and yield,
+          // so the timeout (and an interruption) takes effect even when no step waits.
+          if (options.timeoutMs !== undefined && (yield* Clock.currentTimeMillis) - started >= options.timeoutMs) {
+            return { status: "timed_out" as const }
+          }
+          yield* Effect.yieldNow
           const raw = yield* driver.next(steps)
           if (raw === undefined) return { status: "driver_stopped" as const }
           const decoded = decodeAction(raw)

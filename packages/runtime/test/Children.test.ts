@@ -8,7 +8,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import * as Artifacts from "../src/Artifacts.ts"
+import { encodeAction } from "../src/Action.ts"
 import * as Children from "../src/Children.ts"
+import { Driver, scripted } from "../src/Driver.ts"
 import * as RunPlan from "../src/RunPlan.ts"
 import { fingerprint, makeWorkspace, patchOf, removeSandboxes, run, valueOf } from "./helpers.ts"
 
@@ -49,11 +51,54 @@ describe("Children.runExportOnly", () => {
     }
   })
 
-  it("retries a child that did not finish, up to maxAttempts", async () => {
+  it("retries on error only: a stopped driver is not retried, a timed-out attempt is (fresh driver each time)", async () => {
     const ws = makeWorkspace({ "a/f.txt": "old\n" })
-    const plan = RunPlan.decode({ schemaVersion: 1, tasks: [{ id: "t", mode: "read_only", maxAttempts: 3, actions: [{ list_dir: { path: "a" } }] }] })
+    const stopped = RunPlan.decode({ schemaVersion: 1, tasks: [{ id: "t", mode: "read_only", maxAttempts: 3, actions: [{ list_dir: { path: "a" } }] }] })
+    if (Result.isFailure(stopped)) throw stopped.failure
+    const r1 = valueOf(await run(ws, Children.runExportOnly(stopped.success, { runId: "r1", runDirectory: Artifacts.defaultRunDirectory(ws, "r1") })))
+    expect(r1.results[0]).toMatchObject({ status: "driver_stopped", attempts: 1 })
+
+    const plan = RunPlan.decode({ schemaVersion: 1, tasks: [{ ...task("t", "a/f.txt"), maxAttempts: 3, timeoutMs: 200 }] })
     if (Result.isFailure(plan)) throw plan.failure
+    const script = plan.success.tasks[0]!.actions.map(encodeAction)
+    const attempts: Array<number> = []
+    // Attempts 1 and 2 hang past the timeout; attempt 3 runs the script.
+    const driverFor = (_task: RunPlan.Task, attempt: number) => {
+      attempts.push(attempt)
+      return attempt < 3 ? Driver.of({ next: () => Effect.never }) : scripted(script)
+    }
+    const r2 = valueOf(await run(ws, Children.runExportOnly(plan.success, { runId: "r2", runDirectory: Artifacts.defaultRunDirectory(ws, "r2"), driverFor })))
+    expect(attempts).toEqual([1, 2, 3])
+    expect(r2.results[0]).toMatchObject({ status: "finished", attempts: 3 })
+    expect(r2.results[0]!.changeset?.entries.map((e) => e.path)).toEqual(["a/f.txt"])
+  })
+
+  it("a child's timeout ends it even when every step runs synchronously", async () => {
+    const ws = makeWorkspace({ "a/f.txt": "old\n" })
+    const many = Array.from({ length: 20000 }, () => ({ read_file: { path: "a/f.txt" } }))
+    const plan = RunPlan.decode({ schemaVersion: 1, tasks: [{ id: "t", mode: "read_only", timeoutMs: 20, actions: many }] })
+    if (Result.isFailure(plan)) throw plan.failure
+    const started = Date.now()
     const r = valueOf(await run(ws, Children.runExportOnly(plan.success, { runId: "r", runDirectory: Artifacts.defaultRunDirectory(ws, "r") })))
-    expect(r.results[0]).toMatchObject({ status: "driver_stopped", attempts: 3 })
+    expect(r.results[0]).toMatchObject({ status: "timed_out", attempts: 1 })
+    expect(r.results[0]!.observations.length).toBeLessThan(20000)
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+
+  it("cancelling interrupts running children and marks queued ones cancelled; finished ones keep their result", async () => {
+    const ws = makeWorkspace({ "a/f.txt": "old\n", "b/f.txt": "old\n", "c/f.txt": "old\n" })
+    const plan = RunPlan.decode({ schemaVersion: 1, tasks: [task("quick", "a/f.txt"), task("slow", "b/f.txt"), task("queued", "c/f.txt")] })
+    if (Result.isFailure(plan)) throw plan.failure
+    const driverFor = (t: RunPlan.Task) => (t.id === "quick" ? scripted(t.actions.map(encodeAction)) : Driver.of({ next: () => Effect.never }))
+    const before = fingerprint(ws)
+    const r = valueOf(await run(ws, Children.runExportOnly(plan.success, {
+      runId: "r",
+      runDirectory: Artifacts.defaultRunDirectory(ws, "r"),
+      concurrency: 1,
+      driverFor,
+      cancel: Effect.sleep("100 millis")
+    })))
+    expect(r.results.map((c) => [c.id, c.status, c.attempts])).toEqual([["quick", "finished", 1], ["slow", "cancelled", 1], ["queued", "cancelled", 0]])
+    expect(fingerprint(ws)).toEqual(before)
   })
 })

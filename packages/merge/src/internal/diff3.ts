@@ -1,11 +1,17 @@
 /**
- * The adapter over the diff3 library (node-diff3, see adrs/20261130-diff3.md): a `Diff3`
- * takes base, ours and theirs as lines and returns stable blocks and conflict blocks.
- * `anchored` cuts the three files at sync points (lines unique in each file and in the same
- * order everywhere) and runs the library only between sync points where both sides changed:
- * the library's LCS is quadratic in the lines it sees. Knows nothing about bytes or rendering.
+ * The adapter over the diff library (node-diff3, see adrs/20261130-diff3.md). A `Diff3` takes
+ * base, ours and theirs as lines and returns merged runs and conflict blocks.
+ *
+ * node-diff3's LCS (Hunt–McIlroy with a linear candidate scan) is quadratic in the lines it
+ * sees and much worse on code, whose `}` and blank lines repeat: 10,000 lines take seconds. So
+ * it only ever sees short gaps: `anchored` cuts the three files at sync points (lines unique in
+ * each file, in the same order everywhere) and merges only the segments both sides changed;
+ * there `nodeDiff3` runs the diff3 region walk (node-diff3's `diff3MergeRegions`, below) over
+ * two-way diffs that are cut the same way (patience-style: lines unique in both, then
+ * recursively inside each gap) before node-diff3's `diffIndices` runs on what is left.
+ * Knows nothing about bytes or rendering.
  */
-import { diff3Merge, type MergeRegion } from "node-diff3"
+import { diff3Merge, diffIndices, type MergeRegion } from "node-diff3"
 
 /** A run of merged lines, or a region both sides changed differently (`baseIndex` is 0-based). */
 export type Block =
@@ -24,7 +30,7 @@ export type Diff3 = (base: ReadonlyArray<string>, ours: ReadonlyArray<string>, t
 /** The shape of `diff3Merge` in node-diff3 and of the `diff3` package's export: `(a, o, b)`. */
 export type LibraryMerge = (a: Array<string>, o: Array<string>, b: Array<string>) => Array<MergeRegion<string>>
 
-/** A `Diff3` from a library merge that returns node-diff3's `{ ok } | { conflict }` regions. */
+/** A `Diff3` from a library's whole merge returning node-diff3's `{ ok } | { conflict }` regions. */
 export const fromLibrary = (merge: LibraryMerge): Diff3 => (base, ours, theirs) => {
   const blocks: Array<Block> = []
   for (const region of merge(ours.slice(), base.slice(), theirs.slice())) {
@@ -37,16 +43,17 @@ export const fromLibrary = (merge: LibraryMerge): Diff3 => (base, ours, theirs) 
   return blocks
 }
 
-/** node-diff3's `diff3Merge` with false conflicts (identical changes) excluded. */
-export const nodeDiff3: Diff3 = fromLibrary((a, o, b) => diff3Merge(a, o, b, { excludeFalseConflicts: true }))
+/** node-diff3's own `diff3Merge` on the whole files (false conflicts excluded): the bench's baseline. */
+export const libraryNodeDiff3: Diff3 = fromLibrary((a, o, b) => diff3Merge(a, o, b, { excludeFalseConflicts: true }))
 
-interface Occurrence {
-  base: number
-  ours: number
-  theirs: number
-  baseAt: number
-  oursAt: number
-  theirsAt: number
+// ---------------------------------------------------------------------------------------------
+// Unique-line chains (sync points and two-way anchors)
+
+/** A half-open range `[from, to)` of lines. */
+interface Range {
+  readonly lines: ReadonlyArray<string>
+  readonly from: number
+  readonly to: number
 }
 
 /** Indices (into `keys`) of a longest strictly increasing subsequence of `keys` (patience sorting). */
@@ -66,51 +73,203 @@ const longestIncreasing = (keys: ReadonlyArray<number>): Array<number> => {
     tails[lo] = i
   }
   const out = new Array<number>(tails.length)
-  for (let i = tails.length === 0 ? -1 : tails[tails.length - 1]!, n = tails.length - 1; i !== -1; i = previous[i]!, n--) out[n] = i
+  let n = tails.length - 1
+  for (let i = n === -1 ? -1 : tails[n]!; i !== -1; i = previous[i]!) out[n--] = i
   return out
 }
 
 /**
- * Sync points: `[base, ours, theirs]` line indices of lines that occur exactly once in each
- * file, increasing in all three (a longest chain, as patience diff picks its anchors).
+ * Lines that occur exactly once in every range, as one index per range, increasing in all of
+ * them: a longest chain by the second range, then by each further one (as patience diff picks
+ * its anchors). Ordered by the first range.
  */
-export const syncPoints = (
-  base: ReadonlyArray<string>,
-  ours: ReadonlyArray<string>,
-  theirs: ReadonlyArray<string>
-): Array<readonly [number, number, number]> => {
-  const seen = new Map<string, Occurrence>()
-  const order: Array<Occurrence> = []
-  for (let i = 0; i < base.length; i++) {
-    const o = seen.get(base[i]!)
-    if (o === undefined) {
-      const fresh = { base: 1, ours: 0, theirs: 0, baseAt: i, oursAt: -1, theirsAt: -1 }
-      seen.set(base[i]!, fresh)
-      order.push(fresh)
-    } else o.base++
-  }
-  for (let i = 0; i < ours.length; i++) {
-    const o = seen.get(ours[i]!)
-    if (o !== undefined) {
-      o.ours++
-      o.oursAt = i
+export const uniqueChain = (ranges: ReadonlyArray<Range>): Array<Array<number>> => {
+  const [first, ...rest] = ranges
+  if (first === undefined) return []
+  const k = ranges.length
+  const size = first.to - first.from
+  // Distinct lines of the first range get ids in first-occurrence order; per range and id, a
+  // count and the last index (flat arrays: no allocation per line).
+  const ids = new Map<string, number>()
+  const count = new Int32Array(k * size)
+  const last = new Int32Array(k * size)
+  for (let i = first.from; i < first.to; i++) {
+    const line = first.lines[i]!
+    let id = ids.get(line)
+    if (id === undefined) {
+      id = ids.size
+      ids.set(line, id)
     }
+    count[id]!++
+    last[id] = i
   }
-  for (let i = 0; i < theirs.length; i++) {
-    const o = seen.get(theirs[i]!)
-    if (o !== undefined) {
-      o.theirs++
-      o.theirsAt = i
+  rest.forEach((r, j) => {
+    const row = (j + 1) * size
+    for (let i = r.from; i < r.to; i++) {
+      const id = ids.get(r.lines[i]!)
+      if (id !== undefined) {
+        count[row + id]!++
+        last[row + id] = i
+      }
     }
+  })
+  // Ids are in first-range order, so the unique lines are too.
+  let chain: Array<number> = []
+  for (let id = 0; id < ids.size; id++) {
+    let unique = true
+    for (let j = 0; j < k && unique; j++) unique = count[j * size + id] === 1
+    if (unique) chain.push(id)
   }
-  // `order` is by first base occurrence, so unique lines come in base order.
-  const unique = order.filter((o) => o.base === 1 && o.ours === 1 && o.theirs === 1)
-  const byOurs = longestIncreasing(unique.map((o) => o.oursAt)).map((i) => unique[i]!)
-  return longestIncreasing(byOurs.map((o) => o.theirsAt)).map((i) => {
-    const o = byOurs[i]!
-    return [o.baseAt, o.oursAt, o.theirsAt] as const
+  for (let j = 1; j < k; j++) {
+    const row = j * size
+    const current = chain
+    chain = longestIncreasing(current.map((id) => last[row + id]!)).map((i) => current[i]!)
+  }
+  return chain.map((id) => {
+    const at = new Array<number>(k)
+    for (let j = 0; j < k; j++) at[j] = last[j * size + id]!
+    return at
   })
 }
+
+// ---------------------------------------------------------------------------------------------
+// Two-way diff
+
+/** A changed region: `oLength` base lines at `oStart` became `xLength` lines at `xStart`. */
+interface Hunk {
+  readonly oStart: number
+  readonly oLength: number
+  readonly xStart: number
+  readonly xLength: number
+}
+
+/** Gaps nested deeper than this go to node-diff3 whole (a bound on recursion, never hit by real files). */
+const MAX_DEPTH = 16
+
+const diffRange = (o: ReadonlyArray<string>, o0: number, o1: number, x: ReadonlyArray<string>, x0: number, x1: number, depth: number, out: Array<Hunk>): void => {
+  while (o0 < o1 && x0 < x1 && o[o0] === x[x0]) {
+    o0++
+    x0++
+  }
+  while (o0 < o1 && x0 < x1 && o[o1 - 1] === x[x1 - 1]) {
+    o1--
+    x1--
+  }
+  if (o0 === o1 || x0 === x1) {
+    if (o0 < o1 || x0 < x1) out.push({ oStart: o0, oLength: o1 - o0, xStart: x0, xLength: x1 - x0 })
+    return
+  }
+  const anchors = depth < MAX_DEPTH ? uniqueChain([{ lines: o, from: o0, to: o1 }, { lines: x, from: x0, to: x1 }]) : []
+  if (anchors.length === 0) {
+    for (const h of diffIndices(o.slice(o0, o1), x.slice(x0, x1))) {
+      out.push({ oStart: o0 + h.buffer1[0], oLength: h.buffer1[1], xStart: x0 + h.buffer2[0], xLength: h.buffer2[1] })
+    }
+    return
+  }
+  for (const [ao, ax] of anchors) {
+    diffRange(o, o0, ao!, x, x0, ax!, depth + 1, out)
+    o0 = ao! + 1
+    x0 = ax! + 1
+  }
+  diffRange(o, o0, o1, x, x0, x1, depth + 1, out)
+}
+
+/**
+ * The changed regions from `o` to `x`, in order; two hunks always have an unchanged line
+ * between them (the region walk below relies on it).
+ */
+export const diffLines = (o: ReadonlyArray<string>, x: ReadonlyArray<string>): Array<Hunk> => {
+  const out: Array<Hunk> = []
+  diffRange(o, 0, o.length, x, 0, x.length, 0, out)
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Three-way regions
+
+const sameLines = (xs: ReadonlyArray<string>, ys: ReadonlyArray<string>): boolean => {
+  if (xs.length !== ys.length) return false
+  for (let i = 0; i < xs.length; i++) if (xs[i] !== ys[i]) return false
+  return true
+}
+
+/**
+ * The diff3 region walk of node-diff3's `diff3MergeRegions` + `diff3Merge` (Khanna, Kunal and
+ * Pierce, "A Formal Investigation of Diff3"), over any two-way diff: hunks of both sides sorted
+ * by base position; hunks that overlap or touch form one region; a region with one hunk takes
+ * that side, a region with both sides is a conflict unless both wrote the same lines.
+ */
+export const regions = (
+  diff: (o: ReadonlyArray<string>, x: ReadonlyArray<string>) => ReadonlyArray<Hunk>
+): Diff3 => (base, ours, theirs) => {
+  const hunks = [
+    ...diff(base, ours).map((h) => ({ ...h, ours: true })),
+    ...diff(base, theirs).map((h) => ({ ...h, ours: false }))
+  ].sort((a, b) => a.oStart - b.oStart)
+  const blocks: Array<Block> = []
+  let ok: Array<string> = []
+  const take = (xs: ReadonlyArray<string>, from: number, to: number) => {
+    for (let i = from; i < to; i++) ok.push(xs[i]!)
+  }
+  let at = 0
+  for (let i = 0; i < hunks.length;) {
+    const first = hunks[i]!
+    const start = first.oStart
+    let end = start + first.oLength
+    let j = i + 1
+    // Touching counts as overlapping (as in git): `<=`.
+    while (j < hunks.length && hunks[j]!.oStart <= end) {
+      end = Math.max(end, hunks[j]!.oStart + hunks[j]!.oLength)
+      j++
+    }
+    take(base, at, start)
+    if (j === i + 1) take(first.ours ? ours : theirs, first.xStart, first.xStart + first.xLength)
+    else {
+      // Each side's span: its hunks' extent, widened by the base lines the other side's hunks add.
+      const span = (mine: boolean, xs: ReadonlyArray<string>) => {
+        let xFrom = xs.length
+        let xTo = -1
+        let oFrom = base.length
+        let oTo = -1
+        for (let h = i; h < j; h++) {
+          const hunk = hunks[h]!
+          if (hunk.ours !== mine) continue
+          xFrom = Math.min(xFrom, hunk.xStart)
+          xTo = Math.max(xTo, hunk.xStart + hunk.xLength)
+          oFrom = Math.min(oFrom, hunk.oStart)
+          oTo = Math.max(oTo, hunk.oStart + hunk.oLength)
+        }
+        // A side without a hunk here kept the base lines (cannot happen when the two-way diff
+        // keeps a side's hunks apart, but the walk stays total).
+        return xTo === -1 ? base.slice(start, end) : xs.slice(xFrom + (start - oFrom), xTo + (end - oTo))
+      }
+      const o = span(true, ours)
+      const t = span(false, theirs)
+      if (sameLines(o, t)) for (const line of o) ok.push(line)
+      else {
+        if (ok.length > 0) blocks.push({ _tag: "Ok", lines: ok })
+        ok = []
+        blocks.push({ _tag: "Conflict", baseIndex: start, base: base.slice(start, end), ours: o, theirs: t })
+      }
+    }
+    at = end
+    i = j
+  }
+  take(base, at, base.length)
+  if (ok.length > 0) blocks.push({ _tag: "Ok", lines: ok })
+  return blocks
+}
+
+/** The diff3 walk over node-diff3's `diffIndices` as is (no anchors): for differential tests. */
+export const regionsOverLibraryDiff: Diff3 = regions((o, x) =>
+  diffIndices(o.slice(), x.slice()).map((h) => ({ oStart: h.buffer1[0], oLength: h.buffer1[1], xStart: h.buffer2[0], xLength: h.buffer2[1] }))
+)
+
+/** The diff3 walk over anchored two-way diffs (node-diff3's LCS only inside short gaps). */
+export const nodeDiff3: Diff3 = regions(diffLines)
+
+// ---------------------------------------------------------------------------------------------
+// Three-way sync points
 
 const rangeEquals = (xs: ReadonlyArray<string>, x0: number, x1: number, ys: ReadonlyArray<string>, y0: number, y1: number): boolean => {
   if (x1 - x0 !== y1 - y0) return false
@@ -119,8 +278,8 @@ const rangeEquals = (xs: ReadonlyArray<string>, x0: number, x1: number, ys: Read
 }
 
 /**
- * `inner` run only between sync points where both sides changed the base differently; the
- * sync lines themselves are unchanged on both sides, so no conflict can span one.
+ * `inner` run only on the segments between sync points that both sides changed differently;
+ * a sync line is unchanged on both sides, so no conflict can span one.
  */
 export const anchored = (inner: Diff3): Diff3 => (base, ours, theirs) => {
   const blocks: Array<Block> = []
@@ -128,14 +287,18 @@ export const anchored = (inner: Diff3): Diff3 => (base, ours, theirs) => {
   const take = (xs: ReadonlyArray<string>, from: number, to: number) => {
     for (let i = from; i < to; i++) ok.push(xs[i]!)
   }
-  const points = syncPoints(base, ours, theirs)
+  const points = uniqueChain([
+    { lines: base, from: 0, to: base.length },
+    { lines: ours, from: 0, to: ours.length },
+    { lines: theirs, from: 0, to: theirs.length }
+  ])
   points.push([base.length, ours.length, theirs.length])
   let b0 = 0
   let o0 = 0
   let t0 = 0
   for (const [b1, o1, t1] of points) {
-    if (rangeEquals(ours, o0, o1, base, b0, b1)) take(theirs, t0, t1)
-    else if (rangeEquals(theirs, t0, t1, base, b0, b1) || rangeEquals(ours, o0, o1, theirs, t0, t1)) take(ours, o0, o1)
+    if (rangeEquals(ours, o0, o1!, base, b0, b1!)) take(theirs, t0, t1!)
+    else if (rangeEquals(theirs, t0, t1!, base, b0, b1!) || rangeEquals(ours, o0, o1!, theirs, t0, t1!)) take(ours, o0, o1!)
     else {
       for (const block of inner(base.slice(b0, b1), ours.slice(o0, o1), theirs.slice(t0, t1))) {
         if (block._tag === "Ok") {
@@ -148,10 +311,10 @@ export const anchored = (inner: Diff3): Diff3 => (base, ours, theirs) => {
       }
     }
     // The sentinel point past the end has no line.
-    if (b1 < base.length) ok.push(base[b1]!)
-    b0 = b1 + 1
-    o0 = o1 + 1
-    t0 = t1 + 1
+    if (b1! < base.length) ok.push(base[b1!]!)
+    b0 = b1! + 1
+    o0 = o1! + 1
+    t0 = t1! + 1
   }
   if (ok.length > 0) blocks.push({ _tag: "Ok", lines: ok })
   return blocks

@@ -116,4 +116,19 @@ describe("forkjoin run --export-only", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, mergeExecution: { status: "applied", outcomes: [{ childId: "t", status: "applied" }] } })
     expect(fs.readFileSync(path.join(ws, "src/a/new.ts"), "utf8")).toBe("n\n")
   })
+
+  it("an outside edit between the children and the join is baseline_drift, and recorded as a gap", () => {
+    const { ws, planFile } = setup({
+      schemaVersion: 1,
+      tasks: [editTask("t", ["src/a"], [{ apply_patch: { patch: patchOf("*** Update File: src/a/x.ts", "@@", "-x", "+t") } }, { finish: {} }])],
+      between: [{ write: { path: "src/a/x.ts", content: "outside\n" } }]
+    })
+    const r = runCli(["run", planFile, "--workspace", ws, "--json"])
+    expect(r.status, r.stderr).toBe(1)
+    expect(JSON.parse(r.stdout).mergeExecution.outcomes).toEqual([expect.objectContaining({ childId: "t", status: "baseline_drift", driftPaths: ["src/a/x.ts"] })])
+    expect(fs.readFileSync(path.join(ws, "src/a/x.ts"), "utf8")).toBe("outside\n")
+    const timeline = runCli(["history", "timeline", "--workspace", ws, "--descendants", "--json"])
+    const items = JSON.parse(timeline.stdout).items
+    expect(items.map((i: { outcome: string; transactionId: string }) => [i.outcome, i.transactionId.split(":")[0]])).toEqual([["gap", "gap"]])
+  })
 })

@@ -64,6 +64,11 @@ export interface GapRequest {
   readonly caller: string
   readonly turnId: string
   readonly path: RelativePath
+  /**
+   * What the caller knows was at the path (e.g. a child's preimage), used when history has no
+   * record of it yet; `absent` means no file.
+   */
+  readonly known?: Snapshot | "absent"
 }
 
 // -------------------------------------------------------------------------------------
@@ -142,7 +147,8 @@ const intentTouches = (c: Connection, env: EnvironmentId, p: string): boolean =>
 /**
  * Compares `request.path` on disk with its last recorded content and records one gap when
  * they differ unexplained; does nothing for a path history never saw, an unreadable file, or
- * a gap another process recorded meanwhile.
+ * a gap another process recorded meanwhile. A path history never saw is compared with
+ * `request.known` when the caller gives it.
  *
  * @category constructors
  * @since 0.1.0
@@ -153,7 +159,9 @@ export const detectGap = (scope: GapScope, request: GapRequest): Effect.Effect<v
     const sql = yield* Sqlite
     const env = scope.environmentId
     const p = request.path
-    const first = yield* sql.run(operation, (c) => expectedAt(c, env, p))
+    const recorded = yield* sql.run(operation, (c) => expectedAt(c, env, p))
+    // Ordinal 0: nothing recorded yet, the caller's knowledge stands in for history's.
+    const first = recorded ?? (request.known === undefined ? undefined : { ordinal: 0, state: request.known })
     if (first === undefined || first.state === "unknown") return
     const disk = readDisk(scope.root, p)
     if (disk === "unreadable") return
@@ -194,7 +202,7 @@ export const detectGap = (scope: GapScope, request: GapRequest): Effect.Effect<v
       // Re-check under the write lock: another viewer may have recorded the gap meanwhile,
       // or an engine may have journaled a write that explains it.
       const again = expectedAt(c, env, p)
-      if (again === undefined || again.ordinal !== first.ordinal || intentTouches(c, env, p)) return
+      if ((again?.ordinal ?? 0) !== first.ordinal || intentTouches(c, env, p)) return
       if (disk !== "absent") insertBlobs(c, [disk.bytes])
       insertRecord(c, prepared, null)
     })

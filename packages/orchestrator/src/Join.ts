@@ -14,6 +14,7 @@
  */
 import { Engine, Grants, type Inspection } from "@forkjoin/engine/Engine"
 import * as Fault from "@forkjoin/engine/Fault"
+import * as Gaps from "@forkjoin/history/Gaps"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { type ChildPlanOutcome, planChild, planOfFiles } from "@forkjoin/merge/ChildPlan"
@@ -167,7 +168,12 @@ export const start = Effect.fn("Join.start")(function*(options: JoinOptions) {
     createdAt: at,
     updatedAt: at
   }
-  // The caller's own thread may already be registered under its parent: only register below it.
+  // Views scope a caller to its registered subtree. The caller's thread may already be
+  // registered under a parent of its own (a Constraint here), which is just as good.
+  yield* history.registerThread(options.callerThreadId).pipe(
+    Effect.catchIf((e) => e.reason === "Constraint", () => Effect.void),
+    Effect.mapError(storeFailure("Registering the caller's thread"))
+  )
   yield* history.registerThread(run.threadId, options.callerThreadId).pipe(Effect.mapError(storeFailure("Registering the run's thread")))
   for (const c of options.children) {
     yield* history.registerThread(childThread(options.runId, c.id), run.threadId).pipe(Effect.mapError(storeFailure("Registering a child's thread")))
@@ -407,7 +413,29 @@ const joinChild = (run: MergeRun, child: JoinChild, changed: ReadonlySet<Relativ
       return { outcome: { childId: child.id, status: checked.failure.status, reason: checked.failure.reason }, conflicts: [] } satisfies Joined
     }
     const planned = yield* planFor(checked.success, child, changed)
+    if (planned._tag === "Drift") yield* recordGaps(run, child.id, checked.success, planned.paths)
     return yield* settle(run, child, planned, transactionId)
+  })
+
+/**
+ * Records each drifted path as a `gap` (an outside change history did not see): compared with
+ * history's last content, or with the child's preimage when history never saw the path.
+ * Best effort: a failure here never changes the child's outcome.
+ */
+const recordGaps = (run: MergeRun, childId: TaskId, changeset: Changeset, paths: ReadonlyArray<RelativePath>) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    for (const p of paths) {
+      const entry = changeset.entries.find((e) => (e.moveFrom ?? e.path) === p || e.path === p)
+      const pre = entry?.preimage !== undefined && (entry.moveFrom ?? entry.path) === p ? entry.preimage : undefined
+      const known = pre === undefined
+        ? (entry?.kind === "add" && entry.path === p ? "absent" as const : undefined)
+        : { hash: pre.hash, bytes: pre.bytes, encoding: pre.encoding, lineEnding: pre.lineEnding, finalNewline: pre.finalNewline, mode: pre.mode ?? 0o644 }
+      yield* Gaps.detectGap(
+        { environmentId: engine.environmentId, root: engine.root },
+        { caller: childThread(run.runId, childId), turnId: JOIN_TURN, path: p, ...(known === undefined ? {} : { known }) }
+      ).pipe(Effect.ignore)
+    }
   })
 
 /** Reads what `planChild` needs (live files, blobs, preimages of sibling-changed paths) and calls it. */

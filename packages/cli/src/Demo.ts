@@ -148,7 +148,11 @@ export const demo = Effect.fn("Demo.demo")(function*(options: DemoOptions) {
     yield* say(`forkjoin demo: a parent forks 5 children on a sample workspace in ${dir}`)
     yield* say("(a temporary folder: your files are never touched)\n")
     yield* say("children: docs, tests (disjoint edits), safe-div and mean-empty (one file, different places), div-int (overlaps safe-div)")
-    const outcome = yield* OrchestratorRun.runPlan(planOf(), { planDirectory: dir, callerThreadId: caller })
+    const outcome = yield* OrchestratorRun.runPlan(planOf(), {
+      planDirectory: dir,
+      callerThreadId: caller,
+      ...(options.json ? {} : { progress: (line: string) => say(`  ${line}`) })
+    })
     yield* say(Run.renderText({ _tag: "Joined", outcome }))
     const conflict = outcome.conflicts.find((c) => c.status === "open")
     let resolved: string | undefined

@@ -35,6 +35,8 @@ export interface RunRequest {
   readonly db?: string | undefined
   readonly exportOnly: boolean
   readonly threadId: ThreadId
+  /** Live progress lines (a terminal); nothing when undefined. */
+  readonly progress?: ((line: string) => Effect.Effect<void>) | undefined
 }
 
 /**
@@ -103,7 +105,11 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
     )
     return { _tag: "Exported", result } satisfies RunResult
   }
-  const outcome = yield* OrchestratorRun.runPlan(plan, { planDirectory: path.dirname(path.resolve(planFile)), callerThreadId: request.threadId }).pipe(
+  const outcome = yield* OrchestratorRun.runPlan(plan, {
+    planDirectory: path.dirname(path.resolve(planFile)),
+    callerThreadId: request.threadId,
+    ...(request.progress === undefined ? {} : { progress: request.progress })
+  }).pipe(
     Effect.provide(orchestratorLayer(root, db))
   )
   return { _tag: "Joined", outcome } satisfies RunResult

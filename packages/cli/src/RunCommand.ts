@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { reportFailure } from "./internal/errors.ts"
 import { dbFlag, workspaceFlag } from "./internal/flags.ts"
-import { CommandExit, writeStdout } from "./internal/output.ts"
+import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
 
 /**
  * `forkjoin run PLAN.json --workspace DIR [--db FILE] [--thread ID] [--export-only] [--json]`,
@@ -61,7 +61,9 @@ export const run = Command.make(
         workspace: input.workspace,
         db: Option.getOrUndefined(input.db),
         exportOnly: input.exportOnly,
-        threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli"))
+        threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli")),
+        // Live progress only for a person at a terminal; --json and pipes stay quiet.
+        progress: !input.json && process.stderr.isTTY === true ? (line: string) => writeStderr(`  ${line}\n`) : undefined
       })
       yield* writeStdout(input.json ? Run.renderJson(result) : Run.renderText(result))
       const code = Run.exitCodeOf(result)

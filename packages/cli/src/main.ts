@@ -36,6 +36,15 @@ const forkjoin = Command.make("forkjoin").pipe(
 // yet) and --wizard (interactive prompts do not fit a tool driven by agents and scripts).
 const cliConfig = CliConfig.layer({ builtIns: [GlobalFlag.Help, GlobalFlag.Version, GlobalFlag.Completions] })
 
+// A reader that stops early (`forkjoin demo | head`) closes the pipe: stop quietly, as other
+// command-line tools do, instead of printing a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0)
+    throw error
+  })
+}
+
 Command.run(forkjoin, { version: VERSION }).pipe(
   Effect.provide([presenter, cliConfig]),
   Effect.provide(NodeServices.layer),

@@ -7,10 +7,12 @@
 import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
+  BIN,
   buildCli,
   defaultDb,
   findEntries,
@@ -108,6 +110,12 @@ describe("forkjoin (root)", () => {
     const dir = /sample workspace in (\S+)/.exec(r.stdout)?.[1]
     expect(dir).toBeDefined()
     expect(fs.existsSync(dir!)).toBe(false)
+  })
+
+  it("stops quietly when the reader closes the pipe early (no EPIPE trace)", () => {
+    const r = spawnSync("sh", ["-c", `"${process.execPath}" "${BIN}" demo | head -1`], { encoding: "utf8" })
+    expect(r.stdout).toMatch(/^forkjoin demo: /)
+    expect(r.stderr).not.toMatch(/EPIPE|node:events/)
   })
 
   it("an unknown subcommand is a usage error (exit 2)", () => {

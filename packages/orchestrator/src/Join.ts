@@ -83,6 +83,8 @@ export interface JoinOptions {
   readonly atomic: boolean
   readonly verify?: VerifyCommand
   readonly children: ReadonlyArray<JoinChild>
+  /** Told each child's outcome as soon as it is recorded (progress). */
+  readonly onOutcome?: (outcome: ChildOutcome) => Effect.Effect<void>
 }
 
 /**
@@ -179,7 +181,7 @@ export const start = Effect.fn("Join.start")(function*(options: JoinOptions) {
     yield* history.registerThread(childThread(options.runId, c.id), run.threadId).pipe(Effect.mapError(storeFailure("Registering a child's thread")))
   }
   yield* store.createRun(run).pipe(Effect.mapError(storeFailure("Recording the merge run")))
-  return yield* proceed(options.runId, options.children)
+  return yield* proceed(options.runId, options.children, options.onOutcome)
 })
 
 /**
@@ -269,12 +271,17 @@ const proceedAtomic = (run: MergeRun, children: ReadonlyArray<JoinChild>) =>
  * @category constructors
  * @since 0.1.0
  */
-export const proceed = Effect.fn("Join.proceed")(function*(runId: MergeRunId, children: ReadonlyArray<JoinChild>) {
+export const proceed = Effect.fn("Join.proceed")(function*(
+  runId: MergeRunId,
+  children: ReadonlyArray<JoinChild>,
+  onOutcome: (outcome: ChildOutcome) => Effect.Effect<void> = () => Effect.void
+) {
   const store = yield* MergeStore
   const run = yield* loadRun(runId)
   if (run.atomic) {
     for (const joined of yield* proceedAtomic(run, children)) {
       yield* store.recordOutcome(runId, joined.outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
+      yield* onOutcome(joined.outcome)
     }
     return yield* finishRun(runId)
   }
@@ -294,6 +301,7 @@ export const proceed = Effect.fn("Join.proceed")(function*(runId: MergeRunId, ch
       ? yield* verifyChild(run, run.verify, joined.outcome)
       : joined.outcome
     yield* store.recordOutcome(runId, outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
+    yield* onOutcome(outcome)
     if (outcome.transactionId !== undefined && SETTLED.has(outcome.status)) {
       for (const p of yield* pathsOfTransaction(outcome.transactionId)) changed.add(p)
     }

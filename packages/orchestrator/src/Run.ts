@@ -15,7 +15,7 @@ import { normalizePath } from "@forkjoin/patch/RelativePath"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import * as Children from "@forkjoin/runtime/Children"
 import type { RunPlan } from "@forkjoin/runtime/RunPlan"
-import { type ConflictRecord, type MergeRun, MergeRunId, type ThreadId } from "@forkjoin/schema"
+import { type ChildOutcome, type ConflictRecord, type MergeRun, MergeRunId, type ThreadId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { randomUUID } from "node:crypto"
@@ -55,6 +55,8 @@ export interface RunOptions {
   readonly parentBatchOpen?: boolean
   /** Completes when the run is cancelled (running children are interrupted, queued ones never start). */
   readonly cancel?: Effect.Effect<void>
+  /** Told one line per child as it finishes and as it is joined (live progress on a terminal). */
+  readonly progress?: (line: string) => Effect.Effect<void>
 }
 
 /**
@@ -110,7 +112,10 @@ export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options
     runId,
     runDirectory,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-    ...(options.cancel === undefined ? {} : { cancel: options.cancel })
+    ...(options.cancel === undefined ? {} : { cancel: options.cancel }),
+    ...(options.progress === undefined ? {} : {
+      onChild: (r: Children.ChildResult) => options.progress!(`child ${r.id}: ${r.status} (${r.observations.length} actions)`)
+    })
   }).pipe(Effect.mapError(artifactFailure("Running the children")))
   for (const t of plan.tasks) {
     if (t.changesetFile !== undefined) yield* stageChangeset(path.resolve(options.planDirectory, t.changesetFile), runDirectory, t.id)
@@ -132,7 +137,10 @@ export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options
     runDirectory,
     atomic: plan.atomic ?? false,
     ...(plan.verify === undefined ? {} : { verify: plan.verify }),
-    children
+    children,
+    ...(options.progress === undefined ? {} : {
+      onOutcome: (o: ChildOutcome) => options.progress!(`joined ${o.childId}: ${o.status}`)
+    })
   })
   for (const r of plan.resolve ?? []) {
     const open = (yield* Conflicts.list({ runId, status: "open" })).filter((c) => c.childId === r.childId && (r.path === undefined || c.path === r.path))

@@ -36,6 +36,8 @@ export interface RunOptions {
   readonly driverFor?: (task: Task, attempt: number) => Driver["Service"]
   /** Completes when the run is cancelled: running children are interrupted, queued ones never start. */
   readonly cancel?: Effect.Effect<void>
+  /** Told each child's result as soon as it is known (progress). */
+  readonly onChild?: (result: ChildResult) => Effect.Effect<void>
 }
 
 /**
@@ -126,7 +128,11 @@ export const runExportOnly = (
     const attemptsOf = new Map<string, number>()
     const all = Effect.forEach(
       plan.tasks,
-      (task) => runChild(task, options, attemptsOf).pipe(Effect.tap((r) => Effect.sync(() => done.set(task.id, r)))),
+      (task) =>
+        runChild(task, options, attemptsOf).pipe(
+          Effect.tap((r) => Effect.sync(() => done.set(task.id, r))),
+          Effect.tap((r) => options.onChild?.(r) ?? Effect.void)
+        ),
       { concurrency: options.concurrency ?? 4, discard: true }
     )
     // Cancelling interrupts the children still running; what finished before keeps its result.

@@ -20,6 +20,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { StoreError } from "./HistoryStore.ts"
+import { checkConflictOwner, duplicateChild, withOutcome } from "./internal/mergeRules.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -255,35 +256,9 @@ export const makeMemory = (): MergeStore["Service"] => {
 }
 
 // -------------------------------------------------------------------------------------
-// internals (the store's rules; MergeStoreSqlite states the same ones, the contract suite holds both to them)
+// internals
 // -------------------------------------------------------------------------------------
 
-const duplicateChild = (run: MergeRun): string | undefined => {
-  const seen = new Set<string>()
-  for (const o of run.outcomes) {
-    if (seen.has(o.childId)) return o.childId
-    seen.add(o.childId)
-  }
-  return undefined
-}
-
-const checkConflictOwner = (operation: string, runId: MergeRunId, childId: string, c: ConflictRecord): void => {
-  if (c.runId !== runId || c.childId !== childId) {
-    throw new StoreError({
-      operation,
-      reason: "Constraint",
-      detail: `conflict ${c.conflictId} belongs to ${c.runId} / ${c.childId}, the outcome to ${runId} / ${childId}`
-    })
-  }
-}
-
-const withOutcome = (operation: string, run: MergeRun, outcome: ChildOutcome, updatedAt: UtcTimestamp): MergeRun => {
-  const index = run.outcomes.findIndex((o) => o.childId === outcome.childId)
-  if (index < 0) {
-    throw new StoreError({ operation, reason: "NotFound", detail: `merge run ${run.runId} has no child ${outcome.childId}` })
-  }
-  return { ...run, outcomes: run.outcomes.map((o, i) => (i === index ? outcome : o)), updatedAt }
-}
 
 const conflictClash = (operation: string, conflictId: ConflictId): StoreError =>
   new StoreError({

@@ -38,6 +38,7 @@ import { HistoryStore, StoreError } from "./HistoryStore.ts"
 import { layerNoDeps as historyLayerNoDeps, sqliteOptions } from "./HistoryStoreSqlite.ts"
 import { type ConflictFilter, MergeStore, type RunFilter } from "./MergeStore.ts"
 import { type Connection, type Migration, Sqlite, type SqliteOptions } from "./Sqlite.ts"
+import { checkConflictOwner, duplicateChild, withOutcome } from "./internal/mergeRules.ts"
 
 // -------------------------------------------------------------------------------------
 // schema (migrations)
@@ -228,36 +229,7 @@ const updateRun = (c: Connection, operation: string, run: MergeRun): MergeRun =>
   return run
 }
 
-// -------------------------------------------------------------------------------------
-// rules (the same as MergeStore.layerMemory's; the contract suite holds both to them)
-// -------------------------------------------------------------------------------------
 
-const duplicateChild = (run: MergeRun): string | undefined => {
-  const seen = new Set<string>()
-  for (const o of run.outcomes) {
-    if (seen.has(o.childId)) return o.childId
-    seen.add(o.childId)
-  }
-  return undefined
-}
-
-const checkConflictOwner = (operation: string, runId: MergeRunId, childId: string, c: ConflictRecord): void => {
-  if (c.runId !== runId || c.childId !== childId) {
-    throw new StoreError({
-      operation,
-      reason: "Constraint",
-      detail: `conflict ${c.conflictId} belongs to ${c.runId} / ${c.childId}, the outcome to ${runId} / ${childId}`
-    })
-  }
-}
-
-const withOutcome = (operation: string, run: MergeRun, outcome: ChildOutcome, updatedAt: UtcTimestamp): MergeRun => {
-  const index = run.outcomes.findIndex((o) => o.childId === outcome.childId)
-  if (index < 0) {
-    throw new StoreError({ operation, reason: "NotFound", detail: `merge run ${run.runId} has no child ${outcome.childId}` })
-  }
-  return { ...run, outcomes: run.outcomes.map((o, i) => (i === index ? outcome : o)), updatedAt }
-}
 
 // -------------------------------------------------------------------------------------
 // constructors

@@ -1,0 +1,37 @@
+/**
+ * The merge store's rules, shared by its memory and SQLite layers (the contract suite holds
+ * both to them): a run lists each child once, a conflict belongs to the outcome recorded with
+ * it, and an outcome replaces its child's.
+ */
+import type { ChildOutcome, ConflictRecord, MergeRun, MergeRunId, UtcTimestamp } from "@forkjoin/schema"
+import { StoreError } from "../HistoryStore.ts"
+
+/** The first child a run lists twice, if any. */
+export const duplicateChild = (run: MergeRun): string | undefined => {
+  const seen = new Set<string>()
+  for (const o of run.outcomes) {
+    if (seen.has(o.childId)) return o.childId
+    seen.add(o.childId)
+  }
+  return undefined
+}
+
+/** Refuses a conflict recorded with another run's or child's outcome. */
+export const checkConflictOwner = (operation: string, runId: MergeRunId, childId: string, c: ConflictRecord): void => {
+  if (c.runId !== runId || c.childId !== childId) {
+    throw new StoreError({
+      operation,
+      reason: "Constraint",
+      detail: `conflict ${c.conflictId} belongs to ${c.runId} / ${c.childId}, the outcome to ${runId} / ${childId}`
+    })
+  }
+}
+
+/** `run` with `outcome` in place of its child's (NotFound for an unknown child). */
+export const withOutcome = (operation: string, run: MergeRun, outcome: ChildOutcome, updatedAt: UtcTimestamp): MergeRun => {
+  const index = run.outcomes.findIndex((o) => o.childId === outcome.childId)
+  if (index < 0) {
+    throw new StoreError({ operation, reason: "NotFound", detail: `merge run ${run.runId} has no child ${outcome.childId}` })
+  }
+  return { ...run, outcomes: run.outcomes.map((o, i) => (i === index ? outcome : o)), updatedAt }
+}

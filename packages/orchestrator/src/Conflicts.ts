@@ -25,12 +25,10 @@ import {
   TransactionId,
   TurnId
 } from "@forkjoin/schema"
-import { utcTimestampFromMillis } from "@forkjoin/schema/UtcTimestamp"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Join from "./Join.ts"
-import { OrchestratorError } from "./OrchestratorError.ts"
+import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 
 /**
  * A resolution as the caller gives it.
@@ -45,10 +43,7 @@ export type Resolution =
 
 const RESOLVE_TURN = TurnId.make("resolve")
 
-const storeFailure = (what: string) => (cause: { readonly message: string }) =>
-  new OrchestratorError({ code: "store_unavailable", paths: [], message: `${what} failed: ${cause.message}. Check the history database, then try again.`, cause })
-
-const now = Effect.map(Clock.currentTimeMillis, utcTimestampFromMillis)
+const now = Join.now
 
 /**
  * The conflicts of this workspace, optionally of one run or one status.

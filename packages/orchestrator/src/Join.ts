@@ -48,7 +48,7 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { OrchestratorError } from "./OrchestratorError.ts"
+import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 import { revalidate } from "./Revalidate.ts"
 import * as Rollback from "./Rollback.ts"
 import * as Verify from "./Verify.ts"
@@ -128,10 +128,13 @@ let childTransactions = 0
 export const transactionOf = (runId: MergeRunId, childId?: TaskId): TransactionId =>
   TransactionId.make(childId === undefined ? `subagent_merge:${runId}` : `subagent_merge:${runId}/${childId}`)
 
-const storeFailure = (what: string) => (cause: { readonly message: string }) =>
-  new OrchestratorError({ code: "store_unavailable", paths: [], message: `${what} failed: ${cause.message}. Check the history database, then run the command again.`, cause })
-
-const now = Effect.map(Clock.currentTimeMillis, utcTimestampFromMillis)
+/**
+ * The current time as a record timestamp (through `Clock`, so tests control it).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const now = Effect.map(Clock.currentTimeMillis, utcTimestampFromMillis)
 
 /**
  * Records the run (every mutating child `pending`), registers its threads, then joins.

@@ -49,3 +49,18 @@ export class OrchestratorError extends Schema.TaggedError<OrchestratorError>()("
   laterTransactionId: Schema.optional(Schema.String),
   cause: Schema.optional(Schema.Defect())
 }) {}
+
+/**
+ * Maps a history or merge-store failure met while doing `what` to `store_unavailable`,
+ * keeping it as the cause.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const storeFailure = (what: string) => (cause: { readonly message: string }): OrchestratorError =>
+  new OrchestratorError({
+    code: "store_unavailable",
+    paths: [],
+    message: `${what} failed: ${cause.message}. Check the history database, then try again.`,
+    cause
+  })

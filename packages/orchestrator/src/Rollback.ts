@@ -18,13 +18,10 @@ import type { FileState } from "@forkjoin/patch"
 import { type PatchHistoryRecord, type Sha256Hash, type ThreadId, TransactionId, TurnId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { OrchestratorError } from "./OrchestratorError.ts"
+import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 
 const ROLLBACK_TURN = TurnId.make("rollback")
 const PAGE = 500
-
-const storeFailure = (what: string) => (cause: { readonly message: string }) =>
-  new OrchestratorError({ code: "store_unavailable", paths: [], message: `${what} failed: ${cause.message}. Check the history database, then try again.`, cause })
 
 /**
  * Rolls back `transactionId` in `threadId`'s name; resolves to the rollback's record.

@@ -15,7 +15,8 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { conflictExcerpt } from "./internal/conflictText.ts"
 import { UsageError } from "./internal/errors.ts"
-import { historyDbOf, orchestratorLayer, resolveWorkspace } from "./internal/workspace.ts"
+import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
+import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 
 /**
  * Lists the conflicts of the workspace (of one run with `run`).

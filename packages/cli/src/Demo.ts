@@ -23,7 +23,8 @@ import * as path from "node:path"
 import { conflictExcerpt } from "./internal/conflictText.ts"
 import { RunFailed } from "./internal/errors.ts"
 import { writeStdout } from "./internal/output.ts"
-import { historyDbOf, orchestratorLayer } from "./internal/workspace.ts"
+import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
+import { historyDbOf } from "./internal/workspace.ts"
 import * as Run from "./Run.ts"
 
 const MATH = [

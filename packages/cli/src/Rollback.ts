@@ -12,7 +12,8 @@ import { PatchHistoryRecord as RecordSchema } from "@forkjoin/schema/PatchHistor
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { UsageError } from "./internal/errors.ts"
-import { historyDbOf, orchestratorLayer, resolveWorkspace } from "./internal/workspace.ts"
+import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
+import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 
 /**
  * One `rollback` invocation, after flag parsing.

@@ -20,7 +20,8 @@ import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { RunFailed, UsageError } from "./internal/errors.ts"
-import { engineLayer, historyDbOf, orchestratorLayer, resolveWorkspace } from "./internal/workspace.ts"
+import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
+import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 
 /**
  * One `run` invocation, after flag parsing.

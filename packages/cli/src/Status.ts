@@ -11,7 +11,8 @@ import type { ConflictRecord } from "@forkjoin/schema/Conflict"
 import type { MergeRun } from "@forkjoin/schema/MergeRun"
 import * as Effect from "effect/Effect"
 import { toHistoryCommandError } from "./internal/errors.ts"
-import { historyDbOf, orchestratorLayer, resolveWorkspace } from "./internal/workspace.ts"
+import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
+import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 
 /**
  * What `status` reports.

@@ -11,12 +11,18 @@
  * @since 0.1.0
  */
 import { Engine } from "@forkjoin/engine/Engine"
+import type { HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
+import type { MergeStore } from "@forkjoin/history/MergeStore"
+import * as MergeStoreSqlite from "@forkjoin/history/MergeStoreSqlite"
+import type { Sqlite } from "@forkjoin/history/Sqlite"
 import { normalizePath } from "@forkjoin/patch/RelativePath"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import * as Children from "@forkjoin/runtime/Children"
 import type { RunPlan } from "@forkjoin/runtime/RunPlan"
 import { type ChildOutcome, type ConflictRecord, type MergeRun, MergeRunId, type ThreadId } from "@forkjoin/schema"
+import type { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
@@ -224,3 +230,16 @@ const writeBetween = (root: string, edits: NonNullable<RunPlan["between"]>) =>
     },
     catch: artifactFailure("Writing the plan's between edits")
   })
+
+/**
+ * What `runPlan`, `resume`, `Conflicts` and `Rollback` need for the workspace `root`: its
+ * engine, with the history and merge stores over one connection to the database `db`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (
+  root: string,
+  db: string
+): Layer.Layer<Engine | HistoryStore | MergeStore | Sqlite, EngineError | StoreError> =>
+  Engine.layer({ root }).pipe(Layer.provideMerge(MergeStoreSqlite.layerWithHistory(db)))

@@ -9,11 +9,7 @@
  */
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { Engine } from "@forkjoin/engine/Engine"
-import type { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { layerSqlite } from "@forkjoin/history/HistoryStoreSqlite"
-import type { MergeStore } from "@forkjoin/history/MergeStore"
-import * as MergeStoreSqlite from "@forkjoin/history/MergeStoreSqlite"
-import type { Sqlite } from "@forkjoin/history/Sqlite"
 import type { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -67,23 +63,4 @@ export const engineLayer = (
   Engine.layer({ root, ...(options?.repairOnStart === undefined ? {} : { repairOnStart: options.repairOnStart }) }).pipe(
     Layer.provide(layerSqlite(db)),
     Layer.catchTag("StoreError", (e) => Layer.effect(Engine, Effect.fail(fromHistoryOpen(e, db))))
-  )
-
-/**
- * The engine with the history and merge stores over one connection to `db`: what the join,
- * conflicts, rollback and status commands need. Opening failures map like `engineLayer`'s.
- *
- * @category layers
- * @since 0.1.0
- */
-export const orchestratorLayer = (
-  root: string,
-  db: string
-): Layer.Layer<Engine | HistoryStore | MergeStore | Sqlite, EngineError> =>
-  Engine.layer({ root }).pipe(
-    Layer.provideMerge(
-      MergeStoreSqlite.layerWithHistory(db).pipe(
-        Layer.catchTag("StoreError", (e) => Layer.effectContext(Effect.fail(fromHistoryOpen(e, db))))
-      )
-    )
   )

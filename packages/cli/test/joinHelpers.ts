@@ -121,18 +121,23 @@ export const recordsOf = (ws: string): ReadonlyArray<PatchHistoryRecord> =>
 export const filesAt = (ws: string, paths: ReadonlyArray<string>): Record<string, string | undefined> =>
   Object.fromEntries(paths.map((p) => [p, bytesAt(ws, p)?.toString("base64")]))
 
+/** What `filesAt` should read for these expected texts (`undefined` = no file). */
+export const asFiles = (files: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> =>
+  Object.fromEntries(Object.entries(files).map(([p, t]) => [p, t === undefined ? undefined : Buffer.from(t).toString("base64")]))
+
 /**
- * Exports `tasks` with `run --export-only` in a fresh workspace holding `files`, and returns
- * the namespace folder (`changeset.json`, `blobs/sha256/<hex>`) of each task by id.
+ * Exports `tasks` with `run --export-only` in a fresh workspace holding `files`; returns that
+ * case (`source`), its tree before the run, and each task's namespace folder (`changeset.json`,
+ * `blobs/sha256/<hex>`) by id.
  */
 export const exportChangesets = (files: Readonly<Record<string, string | Uint8Array>>, tasks: ReadonlyArray<{ readonly id: string }>) => {
   const c = makeCase(files, planOf(tasks))
+  const before = workspaceTree(c.ws)
   const r = runCli(["run", c.planFile, "--workspace", c.ws, "--json", "--export-only"])
   if (r.status !== 0) throw new Error(`export-only run failed (exit ${r.status}): ${r.stderr}${r.stdout}`)
   const out = JSON.parse(r.stdout) as { runId: string }
-  const before = workspaceTree(c.ws)
   return {
-    case: c,
+    source: c,
     before,
     namespace: (id: string) => path.join(c.ws, ".forkjoin", "runs", out.runId, "subagents", id)
   }

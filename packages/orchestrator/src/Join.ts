@@ -20,7 +20,7 @@ import { MergeStore } from "@forkjoin/history/MergeStore"
 import { type ChildPlanOutcome, planChild, planOfFiles } from "@forkjoin/merge/ChildPlan"
 import { mergePlanOf } from "@forkjoin/merge/MergePlan"
 import { type FileState, NetChange, type Plan, type PlannedFile } from "@forkjoin/patch"
-import { sameBytes } from "@forkjoin/patch/Bytes"
+import { sameBytes, sha256 } from "@forkjoin/patch/Bytes"
 import { normalizePath } from "@forkjoin/patch/RelativePath"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
 import * as BlobStore from "@forkjoin/runtime/BlobStore"
@@ -468,23 +468,38 @@ const planFor = (
       const r = inspected.get(p)
       live.set(p, r !== undefined && Result.isSuccess(r) ? r.success.state : { _tag: "Other", description: "unreadable" })
     }
+    // The files as they are on disk, before an atomic join's earlier children (the overrides).
+    const onDisk = new Map(live)
     for (const [p, state] of overrides) live.set(p, state)
     const blobs = yield* BlobStore.makeDirectory(child.blobDirectory, { fsync: false }).pipe(Effect.orElseSucceed(() => undefined))
     const post = new Map<string, Uint8Array>()
     for (const e of changeset.entries) {
       if (e.postimage === undefined || blobs === undefined) continue
-      const bytes = yield* blobs.get(e.postimage.hash).pipe(Effect.option)
-      if (Option.isSome(bytes)) post.set(e.postimage.hash, bytes.value)
+      const bytes = yield* blobs.get(e.postimage.hash).pipe(Effect.result)
+      if (Result.isSuccess(bytes)) post.set(e.postimage.hash, bytes.success)
+      else if (bytes.failure.reason === "Corrupt") {
+        return {
+          _tag: "Invalid",
+          paths: [e.path],
+          reason: `the postimage blob of ${e.path} (${e.postimage.hash}) does not hold the bytes its hash names`
+        } satisfies ChildPlanOutcome
+      }
     }
     const pre = new Map<string, Uint8Array>()
     for (const e of changeset.entries) {
       const source = e.moveFrom ?? e.path
       if (!(changed.has(source) || changed.has(e.path))) continue
       // The bases of a merge: the child's preimage, and what a move overwrote at its destination.
-      for (const image of [e.preimage, e.overwritten]) {
+      for (const [image, at] of [[e.preimage, source], [e.overwritten, e.path]] as const) {
         if (image === undefined || pre.has(image.hash)) continue
         const bytes = yield* history.getBlob(image.hash).pipe(Effect.option, Effect.map(Option.flatten))
         if (Option.isSome(bytes)) pre.set(image.hash, bytes.value)
+        else {
+          // Not in history yet (an atomic join writes nothing before its one transaction): the
+          // file on disk is the base when it still hashes to the image.
+          const disk = onDisk.get(at)
+          if (disk?._tag === "File" && sha256(disk.bytes) === image.hash) pre.set(image.hash, disk.bytes)
+        }
       }
     }
     return planChild({

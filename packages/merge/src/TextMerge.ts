@@ -3,8 +3,8 @@
  * ours = the live bytes, theirs = the child's postimage. Line-based diff3 whose result is
  * byte-exact: every line keeps its own terminator, a UTF-8 BOM is merged as one bit, the final
  * newline is part of the last line. Overlapping edits are a value (hunks plus rendered
- * markers), never an error. Does not own absent sides, deletions or binary policy (see
- * `FileMerge`) nor the choice of diff3 library (`internal/diff3.ts`). Pure.
+ * markers), never an error. Does not own absent sides or what a binary or deleted file means
+ * for the join (`FileMerge`), nor the diff3 library adapter (`internal/diff3.ts`). Pure.
  *
  * @since 0.1.0
  */

@@ -4,7 +4,7 @@ import { ConflictHunk } from "@forkjoin/schema/Conflict"
 import * as Schema from "effect/Schema"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { anchored, type Diff3, diffLines, libraryNodeDiff3, nodeDiff3, regionsOverLibraryDiff } from "../src/internal/diff3.ts"
+import { anchored, type Diff3, diffLines, LCS_BUDGET, lcsCost, libraryNodeDiff3, nodeDiff3, regionsOverLibraryDiff } from "../src/internal/diff3.ts"
 import { dominantEnding, splitLines } from "../src/internal/lines.ts"
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s)
@@ -94,7 +94,7 @@ const bytesOf = (lines: ReadonlyArray<string>, bom: boolean) => enc((bom ? BOM :
 /** Small files over a tiny alphabet: many repeated lines, so alignments are ambiguous. */
 const repetitiveCase = fc
   .record({
-    base: fc.array(fc.constantFrom("a\n", "b\n", "}\n", "\n", "c"), { maxLength: 8 }),
+    base: fc.array(fc.constantFrom<string>("a\n", "b\n", "}\n", "\n", "c"), { maxLength: 8 }),
     ours: fc.array(fc.tuple(fc.nat(9), fc.nat(3), fc.array(fc.constantFrom("a\n", "b\n", "}\n", "x\n"), { maxLength: 3 })), { maxLength: 3 }),
     theirs: fc.array(fc.tuple(fc.nat(9), fc.nat(3), fc.array(fc.constantFrom("a\n", "b\n", "}\n", "y\n"), { maxLength: 3 })), { maxLength: 3 })
   })
@@ -190,18 +190,37 @@ describe("the diff3 adapter", () => {
         const hunks = diffLines(base, ours)
         const out: Array<string> = []
         let at = 0
-        for (const h of hunks) {
+        hunks.forEach((h, i) => {
           // An unchanged line between any two hunks (the region walk relies on it).
-          expect(h.oStart).toBeGreaterThanOrEqual(at === 0 && out.length === 0 ? 0 : at + 1)
+          expect(h.oStart).toBeGreaterThanOrEqual(i === 0 ? 0 : at + 1)
           out.push(...base.slice(at, h.oStart), ...ours.slice(h.xStart, h.xStart + h.xLength))
           expect(h.oLength + h.xLength).toBeGreaterThan(0)
           at = h.oStart + h.oLength
-        }
+        })
         out.push(...base.slice(at))
         expect(out).toEqual(ours)
       }),
       { numRuns: 3000 }
     )
+  })
+
+  it("a gap of only repeated lines too costly for node-diff3 becomes one changed region", () => {
+    const o = Array.from({ length: 3000 }, (_, i) => ["a\n", "b\n", "\n"][i % 3]!)
+    const x = [...o]
+    x[10] = "X\n"
+    x[2990] = "Y\n"
+    expect(lcsCost(o, 10, 2991, x, 10, 2991)).toBeGreaterThan(LCS_BUDGET)
+    expect(diffLines(o, x)).toEqual([{ oStart: 10, oLength: 2981, xStart: 10, xLength: 2981 }])
+    // A short one still gets node-diff3's minimal diff.
+    const short = o.slice(0, 30)
+    const edited = [...short]
+    edited[10] = "X\n"
+    edited[20] = "Y\n"
+    expect(lcsCost(short, 10, 21, edited, 10, 21)).toBeLessThan(LCS_BUDGET)
+    expect(diffLines(short, edited)).toEqual([
+      { oStart: 10, oLength: 1, xStart: 10, xLength: 1 },
+      { oStart: 20, oLength: 1, xStart: 20, xLength: 1 }
+    ])
   })
 
   it("every conflict hunk is the base lines at baseStart and a run of each side's lines", () => {

@@ -6,9 +6,10 @@
  * sees and much worse on code, whose `}` and blank lines repeat: 10,000 lines take seconds. So
  * it only ever sees short gaps: `anchored` cuts the three files at sync points (lines unique in
  * each file, in the same order everywhere) and merges only the segments both sides changed;
- * there `nodeDiff3` runs the diff3 region walk (node-diff3's `diff3MergeRegions`, below) over
+ * there `nodeDiff3` runs the diff3 region walk (a port of node-diff3's `diff3MergeRegions`) over
  * two-way diffs that are cut the same way (patience-style: lines unique in both, then
- * recursively inside each gap) before node-diff3's `diffIndices` runs on what is left.
+ * recursively inside each gap) before node-diff3's `diffIndices` runs on what is left, within
+ * a step budget (a gap over it is one changed region: a coarser diff, never a wrong one).
  * Knows nothing about bytes or rendering.
  */
 import { diff3Merge, diffIndices, type MergeRegion } from "node-diff3"
@@ -146,6 +147,27 @@ interface Hunk {
 /** Gaps nested deeper than this go to node-diff3 whole (a bound on recursion, never hit by real files). */
 const MAX_DEPTH = 16
 
+/**
+ * node-diff3's LCS visits, for each line of `o`, every equal line of `x` and rescans its
+ * candidate list for each: about (matching pairs + lines) × LCS length steps (1–2 ns each
+ * here). Above this budget (~20–40 ms) a gap is not given to it.
+ */
+export const LCS_BUDGET = 20_000_000
+
+/** The step estimate above for `o[o0, o1)` against `x[x0, x1)`. */
+export const lcsCost = (o: ReadonlyArray<string>, o0: number, o1: number, x: ReadonlyArray<string>, x0: number, x1: number): number => {
+  const inX = new Map<string, number>()
+  for (let i = x0; i < x1; i++) inX.set(x[i]!, (inX.get(x[i]!) ?? 0) + 1)
+  let pairs = 0
+  let matchable = 0
+  for (let i = o0; i < o1; i++) {
+    const c = inX.get(o[i]!) ?? 0
+    pairs += c
+    if (c > 0) matchable++
+  }
+  return (pairs + (o1 - o0)) * Math.min(matchable, x1 - x0)
+}
+
 const diffRange = (o: ReadonlyArray<string>, o0: number, o1: number, x: ReadonlyArray<string>, x0: number, x1: number, depth: number, out: Array<Hunk>): void => {
   while (o0 < o1 && x0 < x1 && o[o0] === x[x0]) {
     o0++
@@ -161,6 +183,13 @@ const diffRange = (o: ReadonlyArray<string>, o0: number, o1: number, x: Readonly
   }
   const anchors = depth < MAX_DEPTH ? uniqueChain([{ lines: o, from: o0, to: o1 }, { lines: x, from: x0, to: x1 }]) : []
   if (anchors.length === 0) {
+    // Too costly for node-diff3 (only repeated lines left, e.g. generated or data files): the
+    // whole gap is one changed region. Coarser than a minimal diff, so at worst a conflict git
+    // would not report; never a wrong merge.
+    if (lcsCost(o, o0, o1, x, x0, x1) > LCS_BUDGET) {
+      out.push({ oStart: o0, oLength: o1 - o0, xStart: x0, xLength: x1 - x0 })
+      return
+    }
     for (const h of diffIndices(o.slice(o0, o1), x.slice(x0, x1))) {
       out.push({ oStart: o0 + h.buffer1[0], oLength: h.buffer1[1], xStart: x0 + h.buffer2[0], xLength: h.buffer2[1] })
     }

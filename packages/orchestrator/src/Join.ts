@@ -33,6 +33,7 @@ import {
   type MergeRun,
   type MergeRunId,
   type MergeRunStatus,
+  type PatchHistoryRecord,
   type RelativePath,
   type Sha256Hash,
   type TaskId,
@@ -199,10 +200,10 @@ const proceedAtomic = (run: MergeRun, children: ReadonlyArray<JoinChild>) =>
     const transactionId = transactionOf(run.runId)
     const pending = run.outcomes.filter((o) => o.status === "pending")
     const already = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
-    if (already.length > 0) {
-      return pending.map((o): Joined => ({ outcome: { childId: o.childId, status: "applied", transactionId }, conflicts: [] }))
-    }
     const byId = new Map(children.map((c) => [c.id, c]))
+    if (already.length > 0) {
+      return pending.map((o): Joined => ({ outcome: recoveredOutcome(o.childId, byId.get(o.childId), already, transactionId), conflicts: [] }))
+    }
     const overrides = new Map<string, FileState>()
     const changed = new Set<RelativePath>()
     const steps: Array<NetChange.Step<Uint8Array, TaskId>> = []
@@ -407,6 +408,27 @@ export const applyRemainder = (run: MergeRun, child: JoinChild, exclude: Readonl
     return SETTLED.has(settled.outcome.status) ? { ...settled, outcome: { ...settled.outcome, status: "resolved" } } satisfies Joined : settled
   })
 
+/**
+ * The outcome of a child whose transaction history already holds (the process died after the
+ * engine committed, before the outcome was stored), told from the record: a path the child
+ * touched whose recorded content differs from the child's postimage was merged; a child none
+ * of whose paths the record names changed nothing.
+ */
+const recoveredOutcome = (
+  childId: TaskId,
+  child: JoinChild | undefined,
+  records: ReadonlyArray<PatchHistoryRecord>,
+  transactionId: TransactionId
+): ChildOutcome => {
+  const checked = child?.changeset === undefined ? undefined : revalidate(child.changeset, { id: childId, writeScope: child.writeScope ?? [] })
+  if (checked === undefined || Result.isFailure(checked)) return { childId, status: "applied", transactionId }
+  const recorded = new Map(records.flatMap((r) => r.changes.map((c) => [c.path, c.after?.hash] as const)))
+  const touched = checked.success.entries.filter((e) => recorded.has(e.path))
+  if (touched.length === 0) return { childId, status: "noop" }
+  const merged = touched.filter((e) => recorded.get(e.path) !== e.postimage?.hash).map((e) => e.path)
+  return merged.length > 0 ? { childId, status: "auto_merged", transactionId, autoMergedPaths: merged } : { childId, status: "applied", transactionId }
+}
+
 /** One child: revalidate, read, plan, apply (or hold back), and say what happened. */
 const joinChild = (run: MergeRun, child: JoinChild, changed: ReadonlySet<RelativePath>) =>
   Effect.gen(function*() {
@@ -415,7 +437,7 @@ const joinChild = (run: MergeRun, child: JoinChild, changed: ReadonlySet<Relativ
     const transactionId = transactionOf(run.runId, child.id)
     // At most once: a crash after the engine committed but before the outcome was stored.
     const already = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
-    if (already.length > 0) return { outcome: { childId: child.id, status: "applied", transactionId }, conflicts: [] } satisfies Joined
+    if (already.length > 0) return { outcome: recoveredOutcome(child.id, child, already, transactionId), conflicts: [] } satisfies Joined
     if (child.changeset === undefined) {
       return { outcome: { childId: child.id, status: "missing_changeset", reason: "the child exported no changeset (it did not finish cleanly)" }, conflicts: [] } satisfies Joined
     }

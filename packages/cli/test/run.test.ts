@@ -117,6 +117,20 @@ describe("forkjoin run --export-only", () => {
     expect(fs.readFileSync(path.join(ws, "src/a/new.ts"), "utf8")).toBe("n\n")
   })
 
+  it("the history views list the conflicts a join held back (timeline of the threads, file of the path)", () => {
+    const { ws, planFile } = setup({
+      schemaVersion: 1,
+      tasks: ["one", "two"].map((id) => editTask(id, ["src/a"], [{ apply_patch: { patch: patchOf("*** Update File: src/a/x.ts", "@@", "-x", `+${id}`) } }, { finish: {} }]))
+    })
+    const run = JSON.parse(runCli(["run", planFile, "--workspace", ws, "--json"]).stdout)
+    const expected = [{ conflictId: `${run.runId}/two:src/a/x.ts`, runId: run.runId, childId: "two", path: "src/a/x.ts", status: "open", reason: "overlapping_edits" }]
+    expect(JSON.parse(runCli(["history", "timeline", "--workspace", ws, "--descendants", "--json"]).stdout).conflicts).toEqual(expected)
+    expect(JSON.parse(runCli(["history", "file", "src/a/x.ts", "--workspace", ws, "--json"]).stdout).conflicts).toEqual(expected)
+    expect(JSON.parse(runCli(["history", "file", "src/a/y.ts", "--workspace", ws, "--json"]).stdout).conflicts).toBeUndefined()
+    // A caller that cannot see the run's threads does not see its conflicts either.
+    expect(JSON.parse(runCli(["history", "timeline", "--workspace", ws, "--thread", "someone-else", "--json"]).stdout).conflicts).toBeUndefined()
+  })
+
   it("an outside edit between the children and the join is baseline_drift, and recorded as a gap", () => {
     const { ws, planFile } = setup({
       schemaVersion: 1,

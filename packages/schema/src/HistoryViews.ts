@@ -10,7 +10,8 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { RecordId, RelativePath, Sha256Hash, ThreadId, TransactionId, TurnId } from "./Ids.ts"
+import { ConflictReason } from "./Conflict.ts"
+import { ConflictId, MergeRunId, RecordId, RelativePath, Sha256Hash, TaskId, ThreadId, TransactionId, TurnId } from "./Ids.ts"
 import { Authority, ChangeKind, Exactness, FileChange, Outcome, PatchHistoryRecord, Provenance } from "./PatchHistoryRecord.ts"
 import { Snapshot } from "./Snapshot.ts"
 import { UtcTimestamp } from "./UtcTimestamp.ts"
@@ -64,13 +65,37 @@ export const ViewCaps = Schema.Struct({
  */
 export type ViewCaps = typeof ViewCaps.Type
 
+/**
+ * A conflict a join held back, as views list it beside the records (the full record, with
+ * its sides and rendered text, is `forkjoin conflicts`'s).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ConflictSummary = Schema.Struct({
+  conflictId: ConflictId,
+  runId: MergeRunId,
+  childId: TaskId,
+  path: RelativePath,
+  status: Schema.Literals(["open", "resolved"]),
+  reason: ConflictReason
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ConflictSummary = typeof ConflictSummary.Type
+
 const page = <Item extends Schema.Top>(item: Item) =>
   Schema.Struct({
     items: Schema.Array(item),
     coverage: Coverage,
     truncated: Schema.Boolean,
     nextCursor: Schema.NullOr(Schema.String),
-    caps: ViewCaps
+    caps: ViewCaps,
+    /** Conflicts of the threads (timeline) or the path (file) shown, on a first page, when there are any. */
+    conflicts: Schema.optionalKey(Schema.Array(ConflictSummary))
   })
 
 /**

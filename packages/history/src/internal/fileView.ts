@@ -24,6 +24,7 @@ import {
   type ViewEffect
 } from "./viewContext.ts"
 import { SQL } from "./viewQueries.ts"
+import { conflictsIn } from "./conflictsView.ts"
 
 const MAX_SEGMENTS = 256
 const TOP = Number.MAX_SAFE_INTEGER
@@ -89,7 +90,8 @@ export const fileView = (ctx: ViewContext, gapCheck: GapCheck) => (request: File
     return yield* runView(ctx, operation, (c): FilePage => {
       const lim = clampLimit(request.limit)
       const maxBytes = clampBytes(request.maxBytes)
-      const scopeJson = JSON.stringify(scopeOf(c, request.caller))
+      const scope = scopeOf(c, request.caller)
+      const scopeJson = JSON.stringify(scope)
       const q = fingerprint("file", env, request.caller, relative)
       const cursor = readCursor(c, env, operation, request.cursor, q)
       const after = cursor?.o ?? 0
@@ -145,8 +147,11 @@ export const fileView = (ctx: ViewContext, gapCheck: GapCheck) => (request: File
         if (records[records.length - 1] !== record) records.push(record)
       }
       const lastRecord = records[records.length - 1]
+      // A first page also lists the conflicts held back at any path of this file's lineage.
+      const conflicts = cursor === undefined ? conflictsIn(c, env, scope, new Set(segs.map((s) => s.path))) : []
       return {
         items,
+        ...(conflicts.length > 0 ? { conflicts } : {}),
         coverage: coverageOf(records, isVerifiedIn(c)),
         truncated: capped || segCapped,
         nextCursor: (more || capped) && lastRecord !== undefined ? cursorAt(q, lastRecord) : null,

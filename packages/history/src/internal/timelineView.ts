@@ -18,6 +18,7 @@ import {
   type ViewEffect
 } from "./viewContext.ts"
 import { SQL } from "./viewQueries.ts"
+import { conflictsIn } from "./conflictsView.ts"
 
 /** The timeline view over `ctx`. */
 export const timelineView = (ctx: ViewContext) => (request: TimelineRequest): ViewEffect<TimelinePage> =>
@@ -57,8 +58,13 @@ export const timelineView = (ctx: ViewContext) => (request: TimelineRequest): Vi
     const { capped, taken } = fitBytes(page, (r) => Buffer.byteLength(r.record_json) + 1, maxBytes)
     const items = taken.map((r) => decodeRow(operation, r))
     const last = items[items.length - 1]
+    // A first page of a thread's timeline also lists the conflicts its threads hold back.
+    const conflicts = request.turn === undefined && cursor === undefined
+      ? conflictsIn(c, env, request.descendants === true ? scopeOf(c, request.thread ?? request.caller) : [request.thread ?? request.caller])
+      : []
     return {
       items,
+      ...(conflicts.length > 0 ? { conflicts } : {}),
       coverage: coverageOf(items, isVerifiedIn(c)),
       truncated: capped,
       nextCursor: (more || capped) && last !== undefined ? cursorAt(q, last) : null,

@@ -117,6 +117,33 @@ describe("forkjoin run --export-only", () => {
     expect(fs.readFileSync(path.join(ws, "src/a/new.ts"), "utf8")).toBe("n\n")
   })
 
+  it("refuses mutating children before any starts when the plan's autonomy does not grant them (exit 1)", () => {
+    const { ws, planFile, before } = setup({
+      schemaVersion: 1,
+      autonomy: "supervised",
+      tasks: [editTask("t", ["src/a"], [{ apply_patch: { patch: patchOf("*** Add File: src/a/new.ts", "+n") } }, { finish: {} }])]
+    })
+    const r = runCli(["run", planFile, "--workspace", ws, "--json"])
+    expect(r.status).toBe(1)
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: { code: "mutating_subagents_not_granted" } })
+    expect(workspaceTree(ws)).toEqual(before)
+    expect(fs.existsSync(path.join(ws, ".forkjoin", "runs"))).toBe(false)
+  })
+
+  it("a child past its timeout ends timed_out (even when its steps never wait) and is joined as missing_changeset", () => {
+    const reads = Array.from({ length: 20000 }, () => ({ read_file: { path: "src/a/x.ts" } }))
+    const { ws, planFile } = setup({
+      schemaVersion: 1,
+      tasks: [{ ...editTask("slow", ["src/a"], [...reads, { apply_patch: { patch: patchOf("*** Add File: src/a/late.ts", "+l") } }, { finish: {} }]), timeoutMs: 1 }]
+    })
+    const r = runCli(["run", planFile, "--workspace", ws, "--json"])
+    expect(r.status).toBe(1)
+    const out = JSON.parse(r.stdout)
+    expect(out.results[0]).toMatchObject({ id: "slow", status: "timed_out" })
+    expect(out.mergeExecution.outcomes).toEqual([expect.objectContaining({ childId: "slow", status: "missing_changeset" })])
+    expect(fs.existsSync(path.join(ws, "src/a/late.ts"))).toBe(false)
+  })
+
   it("the history views list the conflicts a join held back (timeline of the threads, file of the path)", () => {
     const { ws, planFile } = setup({
       schemaVersion: 1,

@@ -1,0 +1,97 @@
+/**
+ * The atomic join: all children planned in order against the files as the earlier ones leave
+ * them, then one transaction for all, or nothing.
+ */
+import { Engine, Grants } from "@forkjoin/engine/Engine"
+import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { planOfFiles } from "@forkjoin/merge/ChildPlan"
+import { type FileState, NetChange, type PlannedFile } from "@forkjoin/patch"
+import { sameBytes } from "@forkjoin/patch/Bytes"
+import type { MergeRun, RelativePath, TaskId } from "@forkjoin/schema"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import { storeFailure } from "../OrchestratorError.ts"
+import { revalidate } from "../Revalidate.ts"
+import { planFor } from "./inputs.ts"
+import { asPaths, type JoinChild, type Joined, JOIN_TURN, runThread, transactionOf } from "./model.ts"
+import { recoveredOutcome, settle } from "./settle.ts"
+
+/**
+ * The atomic join: every child planned in order against the files as the earlier children
+ * leave them, then one transaction `subagent_merge:<run-id>` for all of them, or nothing.
+ * A child that cannot be applied keeps its own status; the others are reported not applied.
+ */
+export const proceedAtomic = (run: MergeRun, children: ReadonlyArray<JoinChild>) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const history = yield* HistoryStore
+    const transactionId = transactionOf(run.runId)
+    const pending = run.outcomes.filter((o) => o.status === "pending")
+    const already = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
+    const byId = new Map(children.map((c) => [c.id, c]))
+    if (already.length > 0) {
+      return pending.map((o): Joined => ({ outcome: recoveredOutcome(o.childId, byId.get(o.childId), already, transactionId), conflicts: [] }))
+    }
+    const overrides = new Map<string, FileState>()
+    const changed = new Set<RelativePath>()
+    const steps: Array<NetChange.Step<Uint8Array, TaskId>> = []
+    const planned: Array<{ readonly childId: TaskId; readonly joined: Joined; readonly ready: boolean }> = []
+    for (const o of pending) {
+      const child = byId.get(o.childId)
+      if (child?.changeset === undefined) {
+        planned.push({ childId: o.childId, joined: { outcome: { childId: o.childId, status: "missing_changeset", reason: "the child exported no changeset" }, conflicts: [] }, ready: false })
+        continue
+      }
+      const checked = revalidate(child.changeset, { id: child.id, writeScope: child.writeScope ?? [] })
+      if (Result.isFailure(checked)) {
+        planned.push({ childId: o.childId, joined: { outcome: { childId: o.childId, status: checked.failure.status, reason: checked.failure.reason }, conflicts: [] }, ready: false })
+        continue
+      }
+      const plan = yield* planFor(checked.success, child, changed, overrides)
+      if (plan._tag === "Ready") {
+        for (const f of plan.plan.files) {
+          steps.push({ ...f, tag: child.id })
+          if (f.moveFrom !== undefined) overrides.set(f.moveFrom, { _tag: "Missing" })
+          overrides.set(f.path, f.after === undefined ? { _tag: "Missing" } : { _tag: "File", bytes: f.after })
+          changed.add(f.path)
+          if (f.moveFrom !== undefined) changed.add(f.moveFrom)
+        }
+        const merged = plan.autoMerged.length > 0
+        planned.push({
+          childId: o.childId,
+          joined: { outcome: { childId: o.childId, status: merged ? "auto_merged" : "applied", transactionId, ...(merged ? { autoMergedPaths: plan.autoMerged } : {}) }, conflicts: [] },
+          ready: true
+        })
+      } else if (plan._tag === "Noop") {
+        planned.push({ childId: o.childId, joined: { outcome: { childId: o.childId, status: "noop" }, conflicts: [] }, ready: true })
+      } else {
+        planned.push({ childId: o.childId, joined: yield* settle(run, child, plan, transactionId), ready: false })
+      }
+    }
+    const notApplied = (why: string) =>
+      planned.map((p): Joined =>
+        p.ready
+          ? { outcome: { childId: p.childId, status: "apply_failed_rolled_back", reason: `atomic join: nothing was applied because ${why}` }, conflicts: [] }
+          : p.joined
+      )
+    const blocking = planned.find((p) => !p.ready)
+    if (blocking !== undefined) return notApplied(`child ${blocking.childId} was ${blocking.joined.outcome.status}`)
+    const files = NetChange.pathChanges(NetChange.fold(steps, "path"), sameBytes, { moves: false, replace: false })
+      .map((c): PlannedFile => ({ kind: c.kind, path: c.path, before: c.before, after: c.after }))
+    if (files.length === 0) return planned.map((p) => p.joined)
+    const plan = planOfFiles(files)
+    const applied = yield* engine.applyPlan({
+      threadId: runThread(run.runId),
+      turnId: JOIN_TURN,
+      transactionId,
+      grant: Grants.full,
+      links: { mergeRunId: run.runId },
+      plan
+    }).pipe(Effect.result)
+    if (Result.isSuccess(applied)) return planned.map((p) => p.joined)
+    const e = applied.failure
+    if (e.code === "stale_file") {
+      return planned.map((p): Joined => ({ outcome: { childId: p.childId, status: "baseline_drift", driftPaths: asPaths(e.paths), reason: e.message }, conflicts: [] }))
+    }
+    return notApplied(`the transaction failed (${e.code}: ${e.message})`)
+  })

@@ -1,0 +1,145 @@
+/**
+ * Turning a child's plan outcome into its outcome: applying a ready plan as the child's
+ * transaction, holding a conflicted child back with its conflict values, and telling how an
+ * already-landed transaction landed after a crash.
+ */
+import { Engine, Grants } from "@forkjoin/engine/Engine"
+import * as Fault from "@forkjoin/engine/Fault"
+import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import type { ChildPlanOutcome } from "@forkjoin/merge/ChildPlan"
+import type { Plan } from "@forkjoin/patch"
+import { snapshotOf } from "@forkjoin/patch/Snapshot"
+import {
+  type ChildOutcome,
+  type ConflictRecord,
+  conflictIdOf,
+  type MergeRun,
+  type MergeRunId,
+  type PatchHistoryRecord,
+  type TaskId,
+  TransactionId
+} from "@forkjoin/schema"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import { storeFailure } from "../OrchestratorError.ts"
+import { revalidate } from "../Revalidate.ts"
+import { asPaths, childThread, type JoinChild, type Joined, JOIN_TURN, now } from "./model.ts"
+
+/** Child transactions this process committed (for the `merge:after-child` fault). */
+let childTransactions = 0
+
+/**
+ * Applies one child's plan as its own transaction, in the child's thread, linked to the run.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const applyChildPlan = (runId: MergeRunId, childId: TaskId, plan: Plan, transactionId: TransactionId) =>
+  Engine.use((engine) =>
+    engine.applyPlan({
+      threadId: childThread(runId, childId),
+      turnId: JOIN_TURN,
+      transactionId,
+      // The plan's `before` of every path is the exact live content, checked under the lock.
+      grant: Grants.full,
+      links: { mergeRunId: runId },
+      plan
+    }))
+
+/** Turns a plan outcome into the child's outcome, applying it through the engine when ready. */
+export const settle = (run: MergeRun, child: JoinChild, planned: ChildPlanOutcome, transactionId: TransactionId) =>
+  Effect.gen(function*() {
+    const base = { childId: child.id } as const
+    switch (planned._tag) {
+      case "Invalid":
+        return { outcome: { ...base, status: "invalid_changeset", reason: planned.reason }, conflicts: [] } satisfies Joined
+      case "Unverifiable":
+        return { outcome: { ...base, status: "baseline_unverifiable", driftPaths: planned.paths, reason: planned.reason }, conflicts: [] } satisfies Joined
+      case "Drift":
+        return {
+          outcome: { ...base, status: "baseline_drift", driftPaths: planned.paths, reason: `the live ${planned.paths.join(", ")} no longer match what the child started from` },
+          conflicts: []
+        } satisfies Joined
+      case "Noop":
+        return { outcome: { ...base, status: "noop" }, conflicts: [] } satisfies Joined
+      case "Conflicted":
+        return { outcome: { ...base, status: "conflicted_unresolved", conflictPaths: planned.conflicts.map((c) => c.path) }, conflicts: yield* conflictRecords(run, child.id, planned.conflicts) } satisfies Joined
+      case "Ready": {
+        const applied = yield* applyChildPlan(run.runId, child.id, planned.plan, transactionId).pipe(Effect.result)
+        if (Result.isSuccess(applied)) {
+          childTransactions += 1
+          // Crash tests: the transaction is committed, its outcome not yet recorded.
+          Fault.afterChild(childTransactions)
+        }
+        if (Result.isFailure(applied)) {
+          const e = applied.failure
+          if (e.code === "stale_file") {
+            return { outcome: { ...base, status: "baseline_drift", driftPaths: asPaths(e.paths), reason: e.message }, conflicts: [] } satisfies Joined
+          }
+          const failed = asPaths(e.paths)[0]
+          return {
+            outcome: { ...base, status: "apply_failed_rolled_back", ...(failed === undefined ? {} : { failedPath: failed }), reason: `${e.code}: ${e.message}` },
+            conflicts: []
+          } satisfies Joined
+        }
+        return {
+          outcome: {
+            ...base,
+            status: planned.autoMerged.length > 0 ? "auto_merged" : "applied",
+            transactionId,
+            ...(planned.autoMerged.length > 0 ? { autoMergedPaths: planned.autoMerged } : {})
+          },
+          conflicts: []
+        } satisfies Joined
+      }
+    }
+  })
+
+/** Conflict values with their three sides stored in history, so resolving needs no child artifact. */
+export const conflictRecords = (
+  run: MergeRun,
+  childId: TaskId,
+  conflicts: Extract<ChildPlanOutcome, { _tag: "Conflicted" }>["conflicts"]
+) =>
+  Effect.gen(function*() {
+    const history = yield* HistoryStore
+    const createdAt = yield* now
+    const sides = conflicts.flatMap((c) => [c.base, c.ours, c.theirs].filter((s): s is Uint8Array => s !== undefined))
+    yield* history.putBlobs(sides).pipe(Effect.mapError(storeFailure("Storing a conflict's sides")))
+    return conflicts.map((c): ConflictRecord => ({
+      schemaVersion: 1,
+      conflictId: conflictIdOf(run.runId, childId, c.path),
+      runId: run.runId,
+      childId,
+      path: c.path,
+      reason: c.reason,
+      ...(c.base === undefined ? {} : { base: snapshotOf(c.base, 0o644) }),
+      ...(c.ours === undefined ? {} : { ours: snapshotOf(c.ours, 0o644) }),
+      ...(c.theirs === undefined ? {} : { theirs: snapshotOf(c.theirs, 0o644) }),
+      hunks: c.hunks,
+      text: c.text,
+      status: "open",
+      createdAt
+    }))
+  })
+
+/**
+ * The outcome of a child whose transaction history already holds (the process died after the
+ * engine committed, before the outcome was stored), told from the record: a path the child
+ * touched whose recorded content differs from the child's postimage was merged; a child none
+ * of whose paths the record names changed nothing.
+ */
+export const recoveredOutcome = (
+  childId: TaskId,
+  child: JoinChild | undefined,
+  records: ReadonlyArray<PatchHistoryRecord>,
+  transactionId: TransactionId
+): ChildOutcome => {
+  const checked = child?.changeset === undefined ? undefined : revalidate(child.changeset, { id: childId, writeScope: child.writeScope ?? [] })
+  if (checked === undefined || Result.isFailure(checked)) return { childId, status: "applied", transactionId }
+  const recorded = new Map(records.flatMap((r) => r.changes.map((c) => [c.path, c.after?.hash] as const)))
+  const touched = checked.success.entries.filter((e) => recorded.has(e.path))
+  if (touched.length === 0) return { childId, status: "noop" }
+  const merged = touched.filter((e) => recorded.get(e.path) !== e.postimage?.hash).map((e) => e.path)
+  return merged.length > 0 ? { childId, status: "auto_merged", transactionId, autoMergedPaths: merged } : { childId, status: "applied", transactionId }
+}

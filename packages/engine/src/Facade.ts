@@ -21,9 +21,11 @@ import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Engine, type EngineConfig, environmentIdOf, type Grant, Grants } from "./Engine.ts"
+import { openStateDirectory } from "./Policy.ts"
 import type { RepairReport } from "./internal/repair.ts"
 import { decodeRequestIds } from "./RequestIds.ts"
 
@@ -94,6 +96,11 @@ export const openWorkspace = async (dir: string, options: OpenOptions = {}): Pro
     real = fs.realpathSync(root)
   } catch {
     // the engine reports a missing workspace with its own error
+  }
+  if (options.db === undefined && fs.existsSync(real)) {
+    // The history database opens before the engine: refuse a `.forkjoin` link first.
+    const state = openStateDirectory(real)
+    if (Result.isFailure(state)) throw state.failure
   }
   // One connection serves the engine's store and the views.
   const storeAndViews = HistoryViews.layerWithStore(db, { environmentId: environmentIdOf(real), root: real })

@@ -13,7 +13,9 @@
  * commit message.
  *
  * It owns the mapping of records to git objects. It does not own the repository (it writes
- * into an existing git directory, or initialises a bare one) nor history reads beyond its query.
+ * into an existing git directory, or initialises a bare one in a missing or empty folder, and
+ * refuses any other folder so user files never get git's files mixed in) nor history reads
+ * beyond its query.
  *
  * @since 0.1.0
  */
@@ -23,6 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import git from "isomorphic-git"
 import * as fs from "node:fs"
+import * as path from "node:path"
 import type { StoreError } from "./HistoryStore.ts"
 import { Sqlite } from "./Sqlite.ts"
 
@@ -44,7 +47,7 @@ export class GitExportError extends Schema.TaggedError<GitExportError>()("GitExp
 
 /**
  * What to export: the thread, its environment, and the git directory to write into
- * (created as a bare repository when missing).
+ * (created as a bare repository when missing or empty; any other folder is refused).
  *
  * @category models
  * @since 0.1.0
@@ -99,6 +102,39 @@ type Entry = { readonly oid: string; readonly mode: string }
 
 const modeOf = (s: Snapshot): string => ((s.mode & 0o111) !== 0 ? "100755" : "100644")
 
+/**
+ * What `dir` is to an export: a git directory (`HEAD`, `objects/`, `refs/`, as git itself
+ * requires), a place to initialise one (missing or an empty folder), or a refusal saying why.
+ */
+const gitDirectoryOf = (dir: string): "git" | "init" | GitExportError => {
+  const refuse = (detail: string) => new GitExportError({ operation: "GitExport.open", detail })
+  try {
+    const stat = fs.statSync(dir, { throwIfNoEntry: false })
+    if (stat === undefined) return "init"
+    if (!stat.isDirectory()) {
+      return refuse(`${dir} is a file, not a git directory; pass a git directory, an empty folder or a path that does not exist yet`)
+    }
+    const at = (name: string) => fs.statSync(path.join(dir, name), { throwIfNoEntry: false })
+    if (at("HEAD")?.isFile() === true && at("objects")?.isDirectory() === true && at("refs")?.isDirectory() === true) return "git"
+    const entries = fs.readdirSync(dir)
+    if (entries.length === 0) return "init"
+    if (entries.includes(".git")) {
+      return refuse(`${dir} is a git worktree, not a git directory; pass its git directory (${path.join(dir, ".git")})`)
+    }
+    return refuse(
+      `${dir} is a non-empty folder that is not a git directory (no HEAD, objects/ and refs/); exporting would write ` +
+        `git's files among yours, so nothing was written. Pass a git directory (such as the workspace's .git), ` +
+        `an empty folder or a path that does not exist yet`
+    )
+  } catch (e) {
+    return new GitExportError({
+      operation: "GitExport.open",
+      detail: `cannot inspect ${dir} (${e instanceof Error ? e.message : String(e)})`,
+      cause: e
+    })
+  }
+}
+
 const call = <A>(operation: string, run: () => Promise<A>): Effect.Effect<A, GitExportError> =>
   Effect.tryPromise({
     try: run,
@@ -117,7 +153,11 @@ export const exportThread = (request: ExportRequest): Effect.Effect<ExportResult
     const sql = yield* Sqlite
     const { gitdir } = request
     const ref = refOf(request.threadId)
-    if (!fs.existsSync(gitdir) || !fs.existsSync(`${gitdir}/HEAD`)) {
+    const kind = yield* Effect.suspend(() => {
+      const k = gitDirectoryOf(gitdir)
+      return k instanceof GitExportError ? Effect.fail(k) : Effect.succeed(k)
+    })
+    if (kind === "init") {
       yield* call("GitExport.init", () => git.init({ fs, dir: gitdir, gitdir, bare: true, defaultBranch: "main" }))
     }
     const head = yield* call("GitExport.resolveRef", () => git.resolveRef({ fs, gitdir, ref })).pipe(

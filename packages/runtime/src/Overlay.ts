@@ -77,7 +77,7 @@ export interface OverlayOptions {
   readonly allowOverwrite?: boolean
   /** Largest postimage the export stores (default `DEFAULT_MAX_FILE_BYTES`). */
   readonly maxFileBytes?: number
-  /** Globs hidden from listings; keep equal to the engine's policy (default `.git/**`, `.forkjoin/**`). */
+  /** Globs hidden from listings; keep equal to the engine's policy (default: any `.git/` or `.forkjoin/` folder, at any depth). */
   readonly deniedGlobs?: ReadonlyArray<string>
 }
 

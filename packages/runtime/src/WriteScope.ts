@@ -3,6 +3,8 @@
  * path covers itself and, as a directory, its subtree with a `/` boundary (`src/api` covers
  * `src/api/x.ts`, never `src/api2/x.ts`). Scope paths are normalized exactly as the engine
  * normalizes patch paths, so the guard and the writer always agree on what a path names.
+ * Scopes that could never work are refused when made: globs (`*`, `?`: taken literally they
+ * name nothing) and `.git` or `.forkjoin` at any depth (the engine denies writing there).
  *
  * Pure: no I/O. It does not own symlink resolution (the overlay checks where a write would
  * land) nor the task-level rules of `run_subagents` (a later module).
@@ -41,7 +43,9 @@ export const WriteScopeProblem = Schema.Literals([
   "empty_path",
   "absolute_path",
   "escaping_path",
-  "invalid_character"
+  "invalid_character",
+  "glob_pattern",
+  "reserved_path"
 ])
 
 /**
@@ -55,8 +59,9 @@ export type WriteScopeProblem = typeof WriteScopeProblem.Type
 // -------------------------------------------------------------------------------------
 
 /**
- * A scope that cannot be used: empty, or a path that is blank, absolute, escaping or holds a
- * control character. `path` is the offending input as given.
+ * A scope that cannot be used: empty, or a path that is blank, absolute, escaping, holds a
+ * control character or a glob character, or lies in `.git` or `.forkjoin`. `path` is the
+ * offending input as given.
  *
  * @category errors
  * @since 0.1.0
@@ -78,6 +83,17 @@ export class WriteScopeError extends Schema.TaggedError<WriteScopeError>()("Writ
         return `Write scope path ${p} escapes the workspace with ".."; give a path inside the workspace.`
       case "invalid_character":
         return `Write scope path ${p} contains a NUL or control character; use a plain relative path.`
+      case "glob_pattern": {
+        const literal = literalPrefix(this.path ?? "")
+        return `Write scope path ${p} contains a glob character ('*' or '?'); write scopes are directory or file paths, not globs: ${
+          literal === undefined
+            ? `list the directories the task may change, like "src".`
+            : `write ${JSON.stringify(literal)} to cover everything under it.`
+        }`
+      }
+      case "reserved_path":
+        return `Write scope path ${p} reaches into ${reservedIn(this.path ?? "")}, which no task may write (a repository's ` +
+          `config and hooks run code; .forkjoin holds forkjoin's own state); list paths outside .git and .forkjoin folders.`
     }
   }
 }
@@ -112,18 +128,45 @@ export class WriteScopeViolation extends Schema.TaggedError<WriteScopeViolation>
 // constructors
 // -------------------------------------------------------------------------------------
 
+// `*` and `?` only: brackets and braces are common literal names (`app/[id]`, Next.js routes).
+const GLOB = /[*?]/
+// Compared case-folded: on a case-insensitive filesystem `.GIT` is the repository folder.
+const RESERVED: ReadonlyArray<string> = [".git", ".forkjoin"]
+
+const segmentsOf = (raw: string): ReadonlyArray<string> => raw.replace(/\\/g, "/").split("/")
+
+/** The normalized path before its first segment holding a glob character (undefined: none). */
+const literalPrefix = (raw: string): string | undefined => {
+  const segments = segmentsOf(raw)
+  const cut = segments.findIndex((s) => GLOB.test(s))
+  const prefix = normalizeRelative(segments.slice(0, cut < 0 ? segments.length : cut).join("/"))
+  return Result.isSuccess(prefix) ? prefix.success : undefined
+}
+
+const reservedIn = (raw: string): string =>
+  segmentsOf(raw).map((s) => s.toLowerCase()).find((s) => RESERVED.includes(s)) ?? ".git"
+
 /**
- * Normalizes one path with the shared rule (`@forkjoin/patch` `normalizePath`, the one the
- * engine uses for patch paths): backslashes become `/`, `.` and empty segments drop, `..`
+ * Normalizes one scope path with the shared rule (`@forkjoin/patch` `normalizePath`, the one
+ * the engine uses for patch paths): backslashes become `/`, `.` and empty segments drop, `..`
  * pops. Absolute paths, escaping `..`, blank paths and control characters fail with the
- * matching `WriteScopeError`.
+ * matching `WriteScopeError`, and so do glob characters (`glob_pattern`) and a `.git` or
+ * `.forkjoin` segment at any depth (`reserved_path`).
  *
  * @category constructors
  * @since 0.1.0
  */
 export const normalizePath = (raw: string): Result.Result<RelativePath, WriteScopeError> =>
-  // `empty_path` also refuses ".": a scope of the whole workspace would name nothing in particular.
-  Result.mapError(normalizeRelative(raw), (reason) => new WriteScopeError({ reason, path: raw }))
+  Result.flatMap(
+    // `empty_path` also refuses ".": a scope of the whole workspace would name nothing in particular.
+    Result.mapError(normalizeRelative(raw), (reason) => new WriteScopeError({ reason, path: raw })),
+    (normal) =>
+      normal.split("/").some((s) => RESERVED.includes(s.toLowerCase()))
+        ? Result.fail(new WriteScopeError({ reason: "reserved_path", path: raw }))
+        : GLOB.test(normal)
+        ? Result.fail(new WriteScopeError({ reason: "glob_pattern", path: raw }))
+        : Result.succeed(normal)
+  )
 
 const brand = Brand.nominal<WriteScope>()
 
@@ -182,7 +225,9 @@ export const covers: {
   (path: string): (self: WriteScope) => boolean
   (self: WriteScope, path: string): boolean
 } = dual(2, (self: WriteScope, path: string): boolean => {
-  const n = normalizePath(path)
+  // The shared rule only: a real file named `a*b` is covered like any other; `.git` and
+  // `.forkjoin` below a scope are the engine policy's to refuse (`path_denied_by_policy`).
+  const n = normalizeRelative(path)
   return Result.isSuccess(n) && scopeCovers(self, n.success)
 })
 

@@ -12,12 +12,17 @@ import type { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { fromHistoryOpen } from "./errors.ts"
+import { afterStateCheck } from "./workspace.ts"
 
 /** The orchestrator's layer for `root` and the database `db`; an unusable database maps like `engineLayer`'s. */
 export const orchestratorLayer = (
   root: string,
   db: string
 ): Layer.Layer<Engine | HistoryStore | MergeStore | Sqlite, EngineError> =>
-  OrchestratorRun.layer(root, db).pipe(
-    Layer.catchTag("StoreError", (e) => Layer.effectContext(Effect.fail(fromHistoryOpen(e, db))))
+  // The state folder is checked before any database opens: a `.forkjoin` symlink is refused.
+  afterStateCheck(
+    root,
+    OrchestratorRun.layer(root, db).pipe(
+      Layer.catchTag("StoreError", (e) => Layer.effectContext(Effect.fail(fromHistoryOpen(e, db))))
+    )
   )

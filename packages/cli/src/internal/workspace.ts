@@ -1,7 +1,8 @@
 /**
  * The workspace a command runs against: resolving `--workspace` to its real directory, the
- * default `--db` (`<workspace>/.forkjoin/history.db`), and the one layer that wires the
- * native engine to the workspace's SQLite patch history.
+ * default `--db` (`<workspace>/.forkjoin/history.db`), the state-folder check that runs
+ * before any database is opened, and the one layer that wires the native engine to the
+ * workspace's SQLite patch history.
  *
  * It does not own what the commands do with the engine, nor the history views' own layers.
  *
@@ -9,6 +10,7 @@
  */
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { Engine } from "@forkjoin/engine/Engine"
+import { openStateDirectory } from "@forkjoin/engine/Policy"
 import { layerSqlite } from "@forkjoin/history/HistoryStoreSqlite"
 import type { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
@@ -49,8 +51,29 @@ export const historyDbOf = (root: string, db: string | undefined): string =>
   db ?? path.join(root, ".forkjoin", "history.db")
 
 /**
- * The engine on `root` recording into the history database `db`. A database that cannot be
- * opened fails the layer with an `EngineError` (busy or corrupt: `history_unavailable`).
+ * The workspace's state folder `<root>/.forkjoin`, created (with its `.gitignore`) when
+ * missing. A link or a file there is refused (`path_denied_by_policy`, stage 3), so run it
+ * before opening any database: nothing is then ever created where a link points.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const ensureStateFolder = (root: string): Effect.Effect<string, EngineError> =>
+  Effect.suspend(() => Effect.fromResult(openStateDirectory(root)))
+
+/**
+ * `layer`, built only after the state folder of `root` passed `ensureStateFolder`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const afterStateCheck = <A, E, R>(root: string, layer: Layer.Layer<A, E, R>): Layer.Layer<A, E | EngineError, R> =>
+  Layer.unwrap(Effect.as(ensureStateFolder(root), layer))
+
+/**
+ * The engine on `root` recording into the history database `db`, after the state-folder
+ * check. A database that cannot be opened fails the layer with an `EngineError` (busy or
+ * corrupt: `history_unavailable`).
  *
  * @category layers
  * @since 0.1.0
@@ -60,7 +83,10 @@ export const engineLayer = (
   db: string,
   options?: { readonly repairOnStart?: boolean }
 ): Layer.Layer<Engine, EngineError> =>
-  Engine.layer({ root, ...(options?.repairOnStart === undefined ? {} : { repairOnStart: options.repairOnStart }) }).pipe(
-    Layer.provide(layerSqlite(db)),
-    Layer.catchTag("StoreError", (e) => Layer.effect(Engine, Effect.fail(fromHistoryOpen(e, db))))
+  afterStateCheck(
+    root,
+    Engine.layer({ root, ...(options?.repairOnStart === undefined ? {} : { repairOnStart: options.repairOnStart }) }).pipe(
+      Layer.provide(layerSqlite(db)),
+      Layer.catchTag("StoreError", (e) => Layer.effect(Engine, Effect.fail(fromHistoryOpen(e, db))))
+    )
   )

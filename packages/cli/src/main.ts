@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import { apply } from "./ApplyCommand.ts"
 import { conflicts } from "./ConflictsCommand.ts"
 import { demo } from "./DemoCommand.ts"
+import { gc } from "./GcCommand.ts"
 import { history } from "./HistoryCommand.ts"
 import { presenter, processExitCode } from "./internal/errors.ts"
 import { repair } from "./RepairCommand.ts"
@@ -29,7 +30,7 @@ const forkjoin = Command.make("forkjoin").pipe(
     "Parallel AI coding agents that edit one workspace safely: one native patch engine applies every change " +
       "all or nothing."
   ),
-  Command.withSubcommands([apply, run, conflicts, resolve, rollback, status, repair, history, demo])
+  Command.withSubcommands([apply, run, conflicts, resolve, rollback, status, repair, gc, history, demo])
 )
 
 // Built-ins kept: --help, --version, --completions. Dropped: --log-level (forkjoin logs nothing

@@ -72,6 +72,7 @@ describe("forkjoin (root)", () => {
     expect(r.stdout).toMatch(/^\s+resolve\s+Resolve a conflict/m)
     expect(r.stdout).toMatch(/^\s+rollback\s+Undo one transaction/m)
     expect(r.stdout).toMatch(/^\s+status\s+Interrupted runs and open conflicts/m)
+    expect(r.stdout).toMatch(/^\s+gc\s+/m)
     expect(r.stdout).toMatch(/^\s+history\s+Query the patch history/m)
     expect(r.stdout).not.toMatch(/^\s+(probe|gate|config|serve)\s/m)
   })
@@ -277,7 +278,7 @@ describe("forkjoin apply: success", () => {
 })
 
 describe("forkjoin apply: rejections leave the workspace untouched (exit 1)", () => {
-  it("prints error[code] (stage n) and the path on stderr", () => {
+  it("prints error[code] (stage name) and the path on stderr", () => {
     const { ws } = makeSandbox()
     writeTree(ws, { "a.txt": "hello\nworld\n" })
     const before = workspaceTree(ws)
@@ -286,7 +287,7 @@ describe("forkjoin apply: rejections leave the workspace untouched (exit 1)", ()
     })
     expect(r.status).toBe(1)
     expect(r.stdout).toBe("")
-    expect(r.stderr).toMatch(/^error\[context_not_found\] \(stage 5\): /)
+    expect(r.stderr).toMatch(/^error\[context_not_found\] \(stage plan\): /)
     expect(r.stderr).toContain("  path: a.txt\n")
     expect(workspaceTree(ws)).toEqual(before)
   })
@@ -356,7 +357,7 @@ describe("forkjoin apply: rejections leave the workspace untouched (exit 1)", ()
       stdin: patch("*** Update File: secret.txt", "@@", "-secret", "+pwned")
     })
     expect(r.status).toBe(1)
-    expect(r.stderr).toMatch(/^error\[path_outside_roots\] \(stage 3\): /)
+    expect(r.stderr).toMatch(/^error\[path_outside_roots\] \(stage resolve\): /)
     expect(snapshotTree(outside)).toEqual(beforeOutside)
     expect(fs.readlinkSync(path.join(ws, "secret.txt"))).toBe(path.join(outside, "secret.txt"))
   })
@@ -671,12 +672,12 @@ describe("forkjoin apply, repair and history: a corrupt history database (exit 1
     expect(snapshotTree(ws)).toEqual(before)
   })
 
-  it("apply without --json and repair print error[history_unavailable] (stage 9); history views refuse too", () => {
+  it("apply without --json and repair print error[history_unavailable] (stage persist); history views refuse too", () => {
     const { ws, before } = corrupt()
     const human = runCli(["apply", "--workspace", ws], { stdin: ADD_AND_UPDATE })
     expect(human.status).toBe(1)
     expect(human.stdout).toBe("")
-    expect(human.stderr).toMatch(/^error\[history_unavailable\] \(stage 9\): cannot open the history database .*--db\.\n$/)
+    expect(human.stderr).toMatch(/^error\[history_unavailable\] \(stage persist\): cannot open the history database .*--db\.\n$/)
     const repair = runCli(["repair", "--workspace", ws, "--json"])
     expect(repair.status).toBe(1)
     expect(jsonLine(repair.stdout).error).toMatchObject({ code: "history_unavailable", stage: 9 })

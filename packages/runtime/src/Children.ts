@@ -3,7 +3,8 @@
  * `transactional_write` → `changeset_export` confined to its write scope, `read_only` →
  * `analysis_only` — driven by its scripted actions, with its own timeout and attempts. Children
  * run concurrently (bounded) and results come back in task order whatever the completion
- * order. Each child's trace and changeset (with its blobs) go to its own artifact namespace.
+ * order. Each child's trace and changeset (with its blobs) go to its own artifact namespace;
+ * a child that ends without a changeset keeps only its trace.
  *
  * Owns running children and writing their artifacts. Does not own joining changesets into the
  * workspace (the orchestrator issue).
@@ -13,10 +14,10 @@
 import type { Engine } from "@forkjoin/engine/Engine"
 import { type Changeset, ThreadId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
-import * as path from "node:path"
+import * as fs from "node:fs"
 import { encodeAction } from "./Action.ts"
 import * as Artifacts from "./Artifacts.ts"
-import { BlobStore, type BlobStoreError } from "./BlobStore.ts"
+import { blobDirectory, BlobStore, type BlobStoreError } from "./BlobStore.ts"
 import { Driver, scripted, type Step } from "./Driver.ts"
 import type { RunPlan, Task } from "./RunPlan.ts"
 import * as Session from "./Session.ts"
@@ -80,6 +81,21 @@ export interface RunResult {
   readonly results: ReadonlyArray<ChildResult>
 }
 
+/**
+ * Removes a child's `blobs/`: only a changeset names blobs, so those of an attempt that ended
+ * without one (timed out or failed mid-export, stopped, cancelled) are never read again. Best
+ * effort: a folder that cannot be removed is not the child's failure, and `forkjoin gc`
+ * removes it with its run.
+ */
+const dropBlobs = (namespace: string): Effect.Effect<void> =>
+  Effect.sync(() => {
+    try {
+      fs.rmSync(blobDirectory(namespace), { recursive: true, force: true })
+    } catch {
+      // Left for `forkjoin gc`.
+    }
+  })
+
 const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, number>) =>
   Effect.gen(function*() {
     const namespace = yield* Artifacts.childDirectory(options.runDirectory, task.id)
@@ -94,15 +110,21 @@ const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, numbe
     do {
       attempts += 1
       attemptsOf.set(task.id, attempts)
+      // A retry starts without the blobs of the attempt before it (none of them is named).
+      if (attempts > 1) yield* dropBlobs(namespace)
       // A fresh driver and view per attempt: a retried child starts from the shared workspace again.
       result = yield* Session.run(sessionOptions).pipe(
         Effect.provideService(Driver, driverFor(task, attempts)),
-        Effect.provide(BlobStore.layerDirectory(path.join(namespace, "blobs")))
+        Effect.provide(BlobStore.layerDirectory(blobDirectory(namespace))),
+        // A cancelled child ends here, without a changeset: its blobs go too.
+        Effect.onInterrupt(() => dropBlobs(namespace))
       )
     } while (RETRIED.has(result.status) && attempts < task.maxAttempts)
     yield* Artifacts.writeJson(namespace, "trace.json", result.steps)
     const changeset = result.changeset
     if (changeset !== undefined) yield* Artifacts.writeJson(namespace, "changeset.json", Session.encodeChangeset(changeset))
+    // Any ending but a clean finish exports nothing: keep the trace, drop the staged blobs.
+    else yield* dropBlobs(namespace)
     return {
       id: task.id,
       status: result.status,

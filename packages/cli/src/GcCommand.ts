@@ -1,0 +1,52 @@
+/**
+ * The `forkjoin gc` command: flags and help, wired to `Gc.ts` (loaded on demand).
+ *
+ * @since 0.1.0
+ */
+import { Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { reportFailure } from "./internal/errors.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { writeStdout } from "./internal/output.ts"
+
+/**
+ * `forkjoin gc --workspace DIR [--older-than D] [--db FILE] [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const gc = Command.make(
+  "gc",
+  {
+    workspace: workspaceFlag(),
+    db: dbFlag,
+    olderThan: Flag.String("older-than").pipe(
+      Flag.withMetavar("D"),
+      Flag.withDescription("Remove only runs finished at least this long ago: a whole number then s, m, h or d, e.g. 30m, 24h, 7d (default 7d)"),
+      Flag.optional
+    ),
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"removed\":[{\"runId\",\"bytes\"}],\"kept\":[{\"runId\",\"reason\"}]}"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.gc")(
+    function*(input) {
+      const Gc = yield* Effect.promise(() => import("./Gc.ts"))
+      const result = yield* Gc.gc({ workspace: input.workspace, db: Option.getOrUndefined(input.db), olderThan: Option.getOrUndefined(input.olderThan) })
+      yield* writeStdout(input.json ? Gc.renderJson(result) : Gc.renderText(result))
+    },
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError"], reportFailure("gc", input.json))
+  )
+).pipe(
+  Command.withDescription(
+    "Remove the artifact folders (.forkjoin/runs/<run-id>/: children's traces, changesets and blobs) of runs that " +
+      "are over (applied, partial, failed, or export-only) and older than --older-than. Never removes what a join " +
+      "still needs: an interrupted run ('forkjoin run --resume') or a run with open conflicts ('forkjoin resolve'). " +
+      "Merge runs, conflicts and history stay in the database. Reasons a run is kept: running, blocked, " +
+      "open_conflicts, recent. Exit 0, 1 on a failure, 2 usage error.\n\n" +
+      "Example: forkjoin gc --workspace . --older-than 24h"
+  ),
+  Command.withShortDescription("Remove finished runs' artifact folders")
+)

@@ -1,0 +1,292 @@
+/**
+ * Garbage collection of run artifacts (`forkjoin gc`, issue 9 item 7): removes the folders
+ * below `<workspace>/.forkjoin/runs/` of runs that are over (merge run `applied`, `partial` or
+ * `failed`, or an export-only run that never had a merge run) and older than a limit, and
+ * never what a join can still read: a `running` run (`forkjoin run --resume` rereads its
+ * children's changesets and blobs), a `blocked` run or any run with an open conflict
+ * (resolving its last conflict applies the rest of the child from its folder).
+ *
+ * Owns deciding which run folders may go (`verdictOf`, pure) and removing them. Does not own
+ * the records: merge runs, conflicts and history stay in the database (gc removes files
+ * only), nor the blobs a child leaves when it exports nothing (`@forkjoin/runtime/Children`
+ * drops those as the child ends).
+ *
+ * @since 0.1.0
+ */
+import { Engine } from "@forkjoin/engine/Engine"
+import { MergeStore } from "@forkjoin/history/MergeStore"
+import { errnoOf } from "@forkjoin/patch/SystemError"
+import { type MergeRun, MergeRunId } from "@forkjoin/schema"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { randomUUID } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
+
+// -------------------------------------------------------------------------------------
+// models
+// -------------------------------------------------------------------------------------
+
+/**
+ * Why a run's folder was kept: its join is unfinished (`running`: interrupted or in progress),
+ * held by open conflicts (`blocked`, or `open_conflicts` whatever the run's status says), or
+ * it is younger than the limit (`recent`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const KeepReason = Schema.Literals(["running", "blocked", "open_conflicts", "recent"])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type KeepReason = typeof KeepReason.Type
+
+/**
+ * A removed run folder and the bytes it held (sizes of its files and links).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const RemovedRun = Schema.Struct({ runId: Schema.String, bytes: Schema.Number })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type RemovedRun = typeof RemovedRun.Type
+
+/**
+ * A run folder gc left in place, and why.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const KeptRun = Schema.Struct({ runId: Schema.String, reason: KeepReason })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type KeptRun = typeof KeptRun.Type
+
+/**
+ * What one gc did, each list by run id.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const GcReport = Schema.Struct({ removed: Schema.Array(RemovedRun), kept: Schema.Array(KeptRun) })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type GcReport = typeof GcReport.Type
+
+/**
+ * What gc knows of one run folder: its merge run (none for an export-only run, or one whose
+ * children have not finished yet), how many of its conflicts are open, and when anything
+ * below the folder was last written (epoch milliseconds).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RunFolderState {
+  readonly run: MergeRun | undefined
+  readonly openConflicts: number
+  readonly lastWrittenMillis: number
+}
+
+/**
+ * Whether a run folder goes, or stays and why.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Verdict = { readonly _tag: "Remove" } | { readonly _tag: "Keep"; readonly reason: KeepReason }
+
+/**
+ * Options of `gc`: the age below which a finished run is kept (a run's age is the time since
+ * its merge run's `updatedAt`, or for a run without one since its folder was last written).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface GcOptions {
+  readonly olderThan: Duration.Duration
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * The folder holding a workspace's run folders: `<root>/.forkjoin/runs`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const runsDirectoryOf = (root: string): string => path.join(root, ".forkjoin", "runs")
+
+/**
+ * The verdict on one run folder at `nowMillis` (pure). Open conflicts and unfinished joins
+ * keep a folder whatever its age; a finished or export-only run goes once it is at least
+ * `olderThanMillis` old.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const verdictOf = (state: RunFolderState, nowMillis: number, olderThanMillis: number): Verdict => {
+  if (state.run?.status === "running") return { _tag: "Keep", reason: "running" }
+  if (state.run?.status === "blocked") return { _tag: "Keep", reason: "blocked" }
+  if (state.openConflicts > 0) return { _tag: "Keep", reason: "open_conflicts" }
+  const lastActive = state.run === undefined ? state.lastWrittenMillis : Date.parse(state.run.updatedAt)
+  return nowMillis - lastActive >= olderThanMillis ? { _tag: "Remove" } : { _tag: "Keep", reason: "recent" }
+}
+
+/** The name a folder takes while it is being removed; a leftover is removed by the next gc. */
+const REMOVING = ".gc-"
+
+const isRunId = Schema.is(MergeRunId)
+
+const artifactFailure = (what: string, file: string) => (cause: unknown) =>
+  new OrchestratorError({
+    code: "artifacts_unavailable",
+    paths: [],
+    message: `${what} ${file} failed (${cause instanceof Error ? cause.message : String(cause)}); ` +
+      "check the permissions of the workspace's .forkjoin/runs folder, then run gc again.",
+    cause
+  })
+
+/** Every entry below `dir` (links not followed): the bytes of its non-folders and its newest mtime. */
+const measure = (dir: string): { readonly bytes: number; readonly newestMillis: number } => {
+  let bytes = 0
+  let newestMillis = fs.lstatSync(dir).mtimeMs
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const abs = path.join(dir, entry.name)
+    if (entry.isDirectory()) {
+      const inner = measure(abs)
+      bytes += inner.bytes
+      newestMillis = Math.max(newestMillis, inner.newestMillis)
+    } else {
+      const st = fs.lstatSync(abs)
+      bytes += st.size
+      newestMillis = Math.max(newestMillis, st.mtimeMs)
+    }
+  }
+  return { bytes, newestMillis }
+}
+
+/**
+ * The run folders (real folders, links never followed) and the leftovers of an interrupted
+ * gc. A missing runs folder is an empty list; a runs folder that is a link or a file is
+ * refused, so nothing is ever removed outside the workspace.
+ */
+const listFolders = (runsDir: string) =>
+  Effect.try({
+    try: () => {
+      // The state folder and the runs folder are both checked: a link at either would lead outside.
+      for (const dir of [path.dirname(runsDir), runsDir]) {
+        let st: fs.Stats
+        try {
+          st = fs.lstatSync(dir)
+        } catch (e) {
+          if (errnoOf(e) === "ENOENT") return { runs: [], leftovers: [] }
+          throw e
+        }
+        if (!st.isDirectory()) throw new Error(`${dir} is not a folder (gc never follows a link)`)
+      }
+      const entries = fs.readdirSync(runsDir, { withFileTypes: true }).filter((e) => e.isDirectory())
+      return {
+        runs: entries.map((e) => e.name).filter((n) => !n.startsWith(".") && isRunId(n)).sort(),
+        leftovers: entries.map((e) => e.name).filter((n) => n.startsWith(REMOVING)).sort()
+      }
+    },
+    catch: artifactFailure("Listing", runsDir)
+  })
+
+/** Measures then removes one folder: renamed aside first, so a crash never leaves half a run under its own name. */
+const remove = (runsDir: string, name: string, runId: string) =>
+  Effect.try({
+    try: (): RemovedRun => {
+      const from = path.join(runsDir, name)
+      const { bytes } = measure(from)
+      const aside = name.startsWith(REMOVING) ? from : path.join(runsDir, `${REMOVING}${runId}.${randomUUID()}`)
+      if (aside !== from) fs.renameSync(from, aside)
+      fs.rmSync(aside, { recursive: true, force: true })
+      return { runId, bytes }
+    },
+    catch: artifactFailure("Removing", path.join(runsDir, name))
+  })
+
+/** The run id a leftover of an interrupted removal belonged to. */
+const runIdOfLeftover = (name: string): string => {
+  const rest = name.slice(REMOVING.length)
+  const dot = rest.lastIndexOf(".")
+  return dot > 0 ? rest.slice(0, dot) : rest
+}
+
+const byRunId = (a: { readonly runId: string }, b: { readonly runId: string }) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0)
+
+/**
+ * Removes the workspace's finished run folders at least `olderThan` old and reports what it
+ * removed (with the bytes freed) and what it kept (with the reason). A folder whose merge run
+ * is `running` or `blocked`, or that has an open conflict, is never removed. The merge runs
+ * and conflicts stay in the history database.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const gc = Effect.fn("Gc.gc")(function*(options: GcOptions) {
+  const engine = yield* Engine
+  const store = yield* MergeStore
+  const runsDir = runsDirectoryOf(engine.root)
+  const { runs: names, leftovers } = yield* listFolders(runsDir)
+  const now = yield* Clock.currentTimeMillis
+  const olderThanMillis = Duration.toMillis(options.olderThan)
+
+  // A run is matched to its folder by the folder it recorded, or by its id.
+  const recorded = yield* store.listRuns({ environmentId: engine.environmentId }).pipe(Effect.mapError(storeFailure("Listing the merge runs")))
+  const byDirectory = new Map(recorded.map((r) => [path.resolve(r.runDirectory), r]))
+  const byId = new Map(recorded.map((r) => [r.runId as string, r]))
+  const open = yield* store.listConflicts({ environmentId: engine.environmentId, status: "open" }).pipe(
+    Effect.mapError(storeFailure("Listing the open conflicts"))
+  )
+
+  const removed: Array<RemovedRun> = []
+  const kept: Array<KeptRun> = []
+  for (const name of names) {
+    const folder = path.join(runsDir, name)
+    let run = byDirectory.get(path.resolve(folder)) ?? byId.get(name)
+    if (run === undefined) {
+      // Recorded under another environment id (the same database used for another root).
+      const found = yield* store.getRun(MergeRunId.make(name)).pipe(Effect.mapError(storeFailure("Reading a merge run")))
+      run = Option.getOrUndefined(found)
+    }
+    let openConflicts = 0
+    if (run !== undefined) {
+      const runId = run.runId
+      openConflicts = run.environmentId === engine.environmentId
+        ? open.filter((c) => c.runId === runId).length
+        : (yield* store.listConflicts({ environmentId: run.environmentId, runId, status: "open" }).pipe(
+          Effect.mapError(storeFailure("Listing a run's open conflicts"))
+        )).length
+    }
+    // A recorded run is dated by its merge run; only a run without one is dated by its files.
+    const lastWrittenMillis = run !== undefined ? 0 : yield* Effect.try({
+      try: () => measure(folder).newestMillis,
+      catch: artifactFailure("Reading", folder)
+    })
+    const verdict = verdictOf({ run, openConflicts, lastWrittenMillis }, now, olderThanMillis)
+    if (verdict._tag === "Keep") kept.push({ runId: name, reason: verdict.reason })
+    else removed.push(yield* remove(runsDir, name, name))
+  }
+  for (const name of leftovers) removed.push(yield* remove(runsDir, name, runIdOfLeftover(name)))
+  return { removed: removed.sort(byRunId), kept: kept.sort(byRunId) } satisfies GcReport
+})

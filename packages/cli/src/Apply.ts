@@ -11,12 +11,17 @@ import type { Profile, SummaryLine } from "@forkjoin/patch/Plan"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
-import { type PatchHistoryRecord, PatchHistoryRecord as RecordSchema } from "@forkjoin/schema/PatchHistoryRecord"
+import {
+  type FileChange,
+  type PatchHistoryRecord,
+  PatchHistoryRecord as RecordSchema
+} from "@forkjoin/schema/PatchHistoryRecord"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { UsageError } from "./internal/errors.ts"
 import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+import { announceRepairs } from "./Repair.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -37,6 +42,11 @@ export interface ApplyRequest {
   readonly profile: Profile
   /** `codex` only: Codex's opt-in CRLF mode. `native` always preserves line endings. */
   readonly preserveLineEndings: boolean
+  /**
+   * `--allow-overwrite`: the grant with overwrite, so a `native` Add File or Move to may
+   * replace an existing file (`codex` always does, as Codex does). Default false.
+   */
+  readonly allowOverwrite?: boolean | undefined
   readonly threadId?: ThreadId | undefined
   readonly turnId?: TurnId | undefined
 }
@@ -71,6 +81,30 @@ export const summaryOf = (record: PatchHistoryRecord): ReadonlyArray<SummaryLine
  */
 export const renderSuccess = (summary: ReadonlyArray<SummaryLine>): string =>
   `Success. Updated the following files:\n${summary.map((line) => `${line.status} ${line.path}\n`).join("")}`
+
+/**
+ * True when the change replaced a file that existed before it: an Add File onto a file (a
+ * `replace`) or an add or move whose destination held a file (`overwritten`).
+ *
+ * @category guards
+ * @since 0.1.0
+ */
+export const replacedExistingFile = (change: FileChange): boolean =>
+  change.kind === "replace" || change.overwritten !== undefined
+
+/**
+ * One `note:` line per file the record replaced (see `replacedExistingFile`), printed after
+ * the Codex summary so its `A|M|D path` lines stay as Codex prints them.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderReplaced = (record: PatchHistoryRecord): string =>
+  record.changes.filter(replacedExistingFile).map((c) =>
+    `note: ${c.path} replaced an existing file (${
+      c.kind === "move" && c.moveFrom !== undefined ? `moved from ${c.moveFrom}; ` : ""
+    }its previous content is in the patch history)\n`
+  ).join("")
 
 /**
  * The `--json` line of an applied patch: `{"ok":true,"record":{...}}` (a rejection's line is
@@ -141,24 +175,25 @@ export const decodePatch = (bytes: Uint8Array): Effect.Effect<string, EngineErro
   })
 
 /**
- * Applies one patch through the engine with the CLI's grant (write + create-dirs, no
- * overwrite) and records it in the workspace's history database. A rejection leaves the
- * workspace byte-for-byte as it was.
+ * Applies one patch through the engine with the CLI's grant (write + create-dirs, plus
+ * overwrite with `allowOverwrite`) and records it in the workspace's history database. A
+ * rejection leaves the workspace byte-for-byte as it was.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const apply = Effect.fn("Apply.apply")(function*(request: ApplyRequest) {
   const root = yield* resolveWorkspace(request.workspace)
+  // What the startup repair did is said on stderr first (issue 9): never silently.
   return yield* Engine.use((engine) =>
-    engine.applyPatch({
+    Effect.andThen(announceRepairs(root, request.db), engine.applyPatch({
       patch: request.patchText,
       profile: request.profile,
       preserveLineEndings: request.preserveLineEndings,
       threadId: request.threadId ?? cliThread,
       turnId: request.turnId ?? cliTurn,
-      grant: Grants.writeCreateDirs
-    })
+      grant: request.allowOverwrite === true ? Grants.full : Grants.writeCreateDirs
+    }))
   ).pipe(Effect.provide(engineLayer(root, historyDbOf(root, request.db))))
 })
 

@@ -31,8 +31,9 @@ export const apply = Command.make(
     profile: Flag.Literals("profile", ["native", "codex"]).pipe(
       Flag.withMetavar("native|codex"),
       Flag.withDescription(
-        "native (default): rejects ambiguous context, never replaces an existing file, keeps line endings, " +
-          "BOM and final newline. codex: the same final state as Codex apply_patch (still all-or-nothing)"
+        "native (default): rejects ambiguous context, never replaces an existing file unless --allow-overwrite " +
+          "is given, keeps line endings, BOM and final newline. codex: the same final state as Codex apply_patch " +
+          "(still all-or-nothing), so it replaces an existing file on Add File and Move to, as Codex does"
       ),
       Flag.withDefault("native" as const)
     ),
@@ -54,6 +55,13 @@ export const apply = Command.make(
       ),
       Flag.withDefault(false)
     ),
+    allowOverwrite: Flag.Boolean("allow-overwrite").pipe(
+      Flag.withDescription(
+        "Grant overwrite: with --profile native, an Add File or Move to onto an existing file replaces it " +
+          "(refused with target_exists / unsafe_move otherwise). The replaced content stays in the history"
+      ),
+      Flag.withDefault(false)
+    ),
     preserveLineEndings: Flag.Boolean("preserve-line-endings").pipe(
       Flag.withDescription(
         "With --profile codex, keep CRLF files CRLF (Codex's opt-in mode). native always preserves line endings"
@@ -68,21 +76,25 @@ export const apply = Command.make(
         db: Option.getOrUndefined(input.db),
         profile: input.profile,
         preserveLineEndings: input.preserveLineEndings,
+        allowOverwrite: input.allowOverwrite,
         threadId: Option.getOrUndefined(input.thread),
         turnId: Option.getOrUndefined(input.turn)
       })
-      yield* writeStdout(input.json ? Apply.renderJson(record) : Apply.renderSuccess(Apply.summaryOf(record)))
+      yield* writeStdout(
+        input.json ? Apply.renderJson(record) : Apply.renderSuccess(Apply.summaryOf(record)) + Apply.renderReplaced(record)
+      )
     },
     (effect, input) => Effect.catch(effect, reportFailure("apply", input.json))
   )
 ).pipe(
   Command.withDescription(
     "Apply one Codex apply_patch patch to a workspace through the native engine, all or nothing. The patch is " +
-      "parsed, every target is resolved inside the workspace (symlinks leading outside it, .git/ and .forkjoin/ " +
-      "are refused), the full result is planned in memory, the files are locked against other writers, the " +
+      "parsed, every target is resolved inside the workspace (symlinks leading outside it, and any .git/ or " +
+      ".forkjoin/ folder at any depth, are refused), the full result is planned in memory, the files are locked against other writers, the " +
       "intent is journaled, the files are replaced through fsynced temp files and renames, and one record is " +
-      "written to the patch history. Grant: write + create directories, no overwrite. Exit 0 applied, 1 " +
-      "rejected (workspace untouched), 2 usage error."
+      "written to the patch history. Grant: write + create directories; replacing an existing file needs " +
+      "--allow-overwrite with --profile native, while --profile codex replaces it as Codex does (a replaced file " +
+      "is noted after the summary). Exit 0 applied, 1 rejected (workspace untouched), 2 usage error."
   ),
   Command.withShortDescription("Apply an apply_patch patch to a workspace, all or nothing"),
   Command.withExamples([

@@ -24,8 +24,9 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { replacedExistingFile } from "./Apply.ts"
 import { HistoryCommandError, toHistoryCommandError, UsageError } from "./internal/errors.ts"
-import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+import { ensureStateFolder, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -65,7 +66,7 @@ export interface Paging {
 export type ViewRequest =
   | { readonly view: "timeline"; readonly of?: string | undefined; readonly turn?: string | undefined; readonly descendants: boolean }
   | { readonly view: "turn"; readonly turn: string }
-  | { readonly view: "diff"; readonly recordId: string; readonly maxLines?: number | undefined }
+  | { readonly view: "diff"; readonly target: string; readonly maxLines?: number | undefined }
   | { readonly view: "file"; readonly path: string; readonly detectGaps: boolean }
 
 /**
@@ -95,6 +96,10 @@ export const openTarget = (target: HistoryTarget, options?: { readonly create?: 
   Effect.gen(function*() {
     const root = yield* resolveWorkspace(target.workspace)
     const db = historyDbOf(root, target.db)
+    // A command that may create the database checks the state folder first (never through a link).
+    if (options?.create === true && target.db === undefined) {
+      yield* ensureStateFolder(root).pipe(Effect.mapError((e) => new HistoryCommandError({ code: e.code, message: e.message, cause: e })))
+    }
     if (options?.create !== true && !fs.existsSync(db)) {
       return yield* new HistoryCommandError({
         code: "no_history",
@@ -125,7 +130,7 @@ export const view = Effect.fn("History.view")(function*(target: HistoryTarget, p
       case "turn":
         return { view: "turn", page: yield* views.turn({ ...base, turn: request.turn }) } as const
       case "diff":
-        return { view: "diff", page: yield* views.diff({ ...base, recordId: request.recordId, maxLines: request.maxLines }) } as const
+        return { view: "diff", page: yield* views.diff({ ...base, target: request.target, maxLines: request.maxLines }) } as const
       case "file":
         return {
           view: "file",
@@ -160,10 +165,28 @@ export const renderJson = (result: ViewResult): string =>
 
 const letter = (kind: string) => (kind === "add" ? "A" : kind === "delete" ? "D" : kind === "move" ? "R" : "M")
 
-const footer = (page: { coverage: TimelinePage["coverage"]; truncated: boolean; nextCursor: string | null; caps: TimelinePage["caps"] }) => {
+/** How many of a record's changes a timeline line lists before "… and N more". */
+const CHANGES_PER_LINE = 10
+
+/** A record's changes on one line, the first `CHANGES_PER_LINE` of them ('history diff' shows all). */
+const changeList = (changes: PatchHistoryRecord["changes"]): string => {
+  const shown = changes.slice(0, CHANGES_PER_LINE)
+    .map((c) => `${letter(c.kind)} ${c.moveFrom === undefined ? "" : `${c.moveFrom} -> `}${c.path}`)
+    .join(", ")
+  return changes.length > CHANGES_PER_LINE ? `${shown}, … and ${changes.length - CHANGES_PER_LINE} more` : shown
+}
+
+/**
+ * Coverage, caps and the next cursor. A timeline's or a file's coverage counts the records on
+ * its page only (`ofPage`), so the line says so; a turn's and a diff's count all their records.
+ */
+const footer = (
+  page: { coverage: TimelinePage["coverage"]; truncated: boolean; nextCursor: string | null; caps: TimelinePage["caps"] },
+  ofPage = false
+) => {
   const c = page.coverage
   const lines = [
-    `coverage: ${c.records} records — ${c.exact} exact, ${c.partial} partial, ${c.uncertain} uncertain; ` +
+    `coverage${ofPage ? " (this page)" : ""}: ${c.records} records — ${c.exact} exact, ${c.partial} partial, ${c.uncertain} uncertain; ` +
     `${c.gaps} gaps; ${c.providerAggregates} provider aggregates (${c.verifiedAggregates} verified)`
   ]
   if (page.caps.limitClamped) lines.push(`limit clamped to ${page.caps.limit}`)
@@ -172,12 +195,20 @@ const footer = (page: { coverage: TimelinePage["coverage"]; truncated: boolean; 
   return lines.join("\n") + "\n"
 }
 
-const describeDiffFile = (f: RecordDiffFile): string => {
+const REPLACED = "replaced an existing file"
+
+// An add's "before" is the file it replaced; a replace substitutes an existing file whole. A
+// gap's replace is an edit made outside forkjoin, not a replacement, so gaps get no note.
+const replacedInDiff = (f: RecordDiffFile): boolean => f.kind === "replace" || (f.kind === "add" && f.beforeHash !== undefined)
+
+const describeDiffFile = (gaps: boolean) => (f: RecordDiffFile): string => {
+  const replacedFile = !gaps && replacedInDiff(f)
   if (f.source === "unavailable") {
-    return `${letter(f.kind)} ${f.path}: content not recorded (no blobs, no provider event)\n`
+    return `${letter(f.kind)} ${f.path}: content not recorded (no blobs, no provider event)${replacedFile ? `; ${REPLACED}` : ""}\n`
   }
+  const replaced = replacedFile ? `# ${f.path} ${REPLACED}\n` : ""
   const note = f.source === "provider_event" ? `# as described by the provider (not verified content)\n` : ""
-  return `${note}${f.diff}${f.truncated ? "# … diff truncated (cap reached)\n" : ""}`
+  return `${replaced}${note}${f.diff}${f.truncated ? "# … diff truncated (cap reached)\n" : ""}`
 }
 
 /**
@@ -191,19 +222,20 @@ export const renderText = (result: ViewResult): string => {
     case "timeline":
       return result.page.items.map((r) =>
         `#${r.commitOrdinal} ${r.committedAt} ${r.threadId}/${r.turnId} ${r.transactionId} ${r.exactness} ${r.outcome}` +
-        ` [${r.provenance}]: ${r.changes.map((c) => `${letter(c.kind)} ${c.moveFrom === undefined ? "" : `${c.moveFrom} -> `}${c.path}`).join(", ")}\n`
-      ).join("") + footer(result.page)
+        ` [${r.provenance}]: ${changeList(r.changes)}\n`
+      ).join("") + footer(result.page, true)
     case "turn":
       return result.page.items.map((i) =>
         `${letter(i.kind)} ${i.moveFrom === undefined ? "" : `${i.moveFrom} -> `}${i.path} (${i.exactness}, ${i.records.length} records)\n`
       ).join("") + footer(result.page)
     case "diff":
-      return result.page.items.map(describeDiffFile).join("") + footer(result.page)
+      return result.page.items.map(describeDiffFile(result.page.coverage.gaps > 0)).join("") + footer(result.page)
     case "file":
       return result.page.items.map((i) =>
         `#${i.commitOrdinal} ${i.committedAt} ${i.threadId}/${i.turnId} ${i.recordId} ${letter(i.change.kind)} ` +
-        `${i.change.moveFrom === undefined ? "" : `${i.change.moveFrom} -> `}${i.change.path} ${i.exactness} ${i.outcome} [${i.provenance}]\n`
-      ).join("") + footer(result.page)
+        `${i.change.moveFrom === undefined ? "" : `${i.change.moveFrom} -> `}${i.change.path} ${i.exactness} ${i.outcome} [${i.provenance}]` +
+        `${i.outcome !== "gap" && replacedExistingFile(i.change) ? ` (${REPLACED})` : ""}\n`
+      ).join("") + footer(result.page, true)
   }
 }
 
@@ -237,7 +269,8 @@ const readEvent = (file: string): Effect.Effect<string, UsageError> =>
   })
 
 /**
- * Ingests one provider event (and verifies it against the workspace with `verify`).
+ * Ingests one provider event (and verifies it against the workspace with `verify`);
+ * `alreadyRecorded` says the same event was ingested before and nothing new was recorded.
  *
  * @category constructors
  * @since 0.1.0
@@ -247,9 +280,15 @@ export const ingest = Effect.fn("History.ingest")(function*(target: HistoryTarge
   const t = yield* openTarget(target, { create: true })
   return yield* Effect.gen(function*() {
     const pa = yield* ProviderAggregates
-    const record = yield* pa.ingest({ format: command.format, text, threadId: t.caller, turnId: command.turn ?? "cli", id: command.id })
+    const { alreadyRecorded, record } = yield* pa.ingestWithStatus({
+      format: command.format,
+      text,
+      threadId: t.caller,
+      turnId: command.turn ?? "cli",
+      id: command.id
+    })
     const verification = command.verify ? yield* pa.verify(record.recordId) : undefined
-    return { record, verification }
+    return { record, alreadyRecorded, verification }
   }).pipe(
     Effect.provide(ProviderAggregates.layerSqlite(t.db, { environmentId: t.environmentId, root: t.root })),
     Effect.mapError(toHistoryCommandError("used"))
@@ -273,15 +312,56 @@ export const verify = Effect.fn("History.verify")(function*(target: HistoryTarge
 const encodeRecord = Schema.encodeSync(PatchHistoryRecord)
 
 /**
- * The `--json` line of an ingestion: `{"ok":true,"record":{...},"verification":{...}?}`.
+ * The failure a verification record reports when the workspace did not match the claim
+ * (`verification_mismatch` warnings): the command prints the record, then exits 1.
+ * `undefined` when every claimed change held.
+ *
+ * @category error handling
+ * @since 0.1.0
+ */
+export const verificationFailure = (verification: PatchHistoryRecord): HistoryCommandError | undefined => {
+  const misses = verification.warnings.filter((w) => w.code === "verification_mismatch").length
+  return misses === 0 ? undefined : new HistoryCommandError({
+    code: "verification_mismatch",
+    message: `the workspace does not match ${misses} claimed change${misses === 1 ? "" : "s"} of ${
+      verification.links.verifies ?? "the aggregate"
+    }; verification record ${verification.recordId} lists them`
+  })
+}
+
+/** `ok` and, for a mismatch, the error of a line that carries a verification record. */
+const verdictOf = (verification: PatchHistoryRecord | undefined) => {
+  const failure = verification === undefined ? undefined : verificationFailure(verification)
+  return failure === undefined ? { ok: true } : { ok: false, error: { code: failure.code, message: failure.message } }
+}
+
+/**
+ * The `--json` line of `history verify`: `{"ok":true,"verification":{...}}`, or with a
+ * mismatch `{"ok":false,"error":{"code":"verification_mismatch","message"},"verification":{...}}`.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderIngestJson = (r: { readonly record: PatchHistoryRecord; readonly verification?: PatchHistoryRecord | undefined }) =>
+export const renderVerifyJson = (verification: PatchHistoryRecord): string =>
+  JSON.stringify({ ...verdictOf(verification), verification: encodeRecord(verification) }) + "\n"
+
+/**
+ * The `--json` line of an ingestion: `{"ok":true,"record":{...},"alreadyRecorded":false,
+ * "verification":{...}?}` (`alreadyRecorded` when known); a verification mismatch makes it
+ * `"ok":false` with `"error":{"code":"verification_mismatch","message"}`.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderIngestJson = (r: {
+  readonly record: PatchHistoryRecord
+  readonly alreadyRecorded?: boolean | undefined
+  readonly verification?: PatchHistoryRecord | undefined
+}) =>
   JSON.stringify({
-    ok: true,
+    ...verdictOf(r.verification),
     record: encodeRecord(r.record),
+    ...(r.alreadyRecorded === undefined ? {} : { alreadyRecorded: r.alreadyRecorded }),
     ...(r.verification === undefined ? {} : { verification: encodeRecord(r.verification) })
   }) + "\n"
 
@@ -300,10 +380,15 @@ export const renderRecordLine = (label: string, r: PatchHistoryRecord): string =
 // git export
 // -------------------------------------------------------------------------------------
 
+/** The workspace's state folder, refused (a link, a file) with the engine's code and message. */
+const stateFolderOf = (root: string): Effect.Effect<string, HistoryCommandError> =>
+  ensureStateFolder(root).pipe(Effect.mapError((e) => new HistoryCommandError({ code: e.code, message: e.message, cause: e })))
+
 /**
  * Exports the caller's thread (`--thread`) to `refs/forkjoin/<thread>` in `gitDir`
  * (default: the workspace's `.git` directory when it has one, else a bare repository at
- * `<workspace>/.forkjoin/git`).
+ * `<workspace>/.forkjoin/git`, after the state-folder check). A `gitDir` that is neither a
+ * git directory nor missing or empty is refused (`git_export_failed`), nothing written.
  *
  * @category constructors
  * @since 0.1.0
@@ -315,7 +400,7 @@ export const exportGit = Effect.fn("History.exportGit")(function*(target: Histor
     ? path.resolve(gitDir)
     : fs.existsSync(path.join(dotGit, "HEAD"))
     ? dotGit
-    : path.join(t.root, ".forkjoin", "git")
+    : path.join(yield* stateFolderOf(t.root), "git")
   // Loaded on demand: isomorphic-git is a third of the bundle and only this command needs it.
   const { exportThread } = yield* Effect.promise(() => import("@forkjoin/history/GitExport"))
   const result = yield* exportThread({ environmentId: t.environmentId, threadId: t.caller, gitdir }).pipe(

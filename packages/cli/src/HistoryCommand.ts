@@ -1,7 +1,8 @@
 /**
  * The `forkjoin history` command group (SPEC §9): flag parsing for `timeline`, `turn`,
- * `diff`, `file`, `ingest` and `export-git`, wired to `History.ts`. Exit 0 answered, 1 the
- * history could not answer (refused scope or path, bad cursor, malformed event), 2 usage error.
+ * `diff`, `file`, `ingest`, `verify` and `export-git`, wired to `History.ts`. Exit 0 answered,
+ * 1 the history could not answer (refused scope or path, bad cursor, malformed event) or a
+ * verification found a mismatch, 2 usage error.
  *
  * @since 0.1.0
  */
@@ -11,7 +12,7 @@ import * as Option from "effect/Option"
 import type * as HistoryModule from "./History.ts"
 import { type HistoryCommandError, reportFailure, type UsageError } from "./internal/errors.ts"
 import { dbFlag, workspaceFlag } from "./internal/flags.ts"
-import { writeStdout } from "./internal/output.ts"
+import { CommandExit, EXIT_REJECTED, writeStderr, writeStdout } from "./internal/output.ts"
 
 // Loaded on demand: the views, provider formats and git export are a large part of the bundle
 // and `forkjoin apply` should not pay their start-up.
@@ -45,6 +46,20 @@ const common = {
     Flag.optional
   )
 }
+
+/** `--json` of a command that prints `shape` (the views' page shape is in `common`). */
+const jsonFlag = (shape: string) =>
+  Flag.Boolean("json").pipe(Flag.withDescription(`Print one JSON line: ${shape}`), Flag.withDefault(false))
+
+/**
+ * After the output: a verification that found mismatches ends the command with exit 1 (the
+ * text output also says so on stderr; the `--json` line already carries the error).
+ */
+const exitOnMismatch = (failure: HistoryCommandError | undefined, json: boolean): Effect.Effect<void, CommandExit> =>
+  failure === undefined ? Effect.void : Effect.gen(function*() {
+    if (!json) yield* writeStderr(`error[${failure.code}]: ${failure.message}\n`)
+    return yield* new CommandExit({ exitCode: EXIT_REJECTED })
+  })
 
 type Common = {
   readonly workspace: string
@@ -101,27 +116,65 @@ const timeline = Command.make(
       turn: Option.getOrUndefined(input.turn),
       descendants: input.descendants
     })
-).pipe(Command.withShortDescription("A thread's or turn's records in commit order"))
+).pipe(
+  Command.withDescription(
+    "List a thread's records in commit order, one line each: #N (the commit ordinal), commit time, thread/turn, " +
+      "transaction id, exactness, outcome, provenance and the changed paths (the first 10; 'history diff' shows " +
+      "them all and takes the #N or the transaction id). --of picks a descendant thread, --turn a turn's records, " +
+      "--descendants interleaves the thread's descendants. The coverage line counts the records on this page."
+  ),
+  Command.withShortDescription("A thread's or turn's records in commit order"),
+  Command.withExamples([
+    { command: "forkjoin history timeline --workspace .", description: "The records forkjoin apply made here (thread 'cli')" },
+    { command: "forkjoin history timeline --workspace . --turn t1 --json", description: "One turn's records, as one JSON line" }
+  ])
+)
 
 const turn = Command.make(
   "turn",
   { ...common, turnId: Argument.String("TURN_ID").pipe(Argument.withDescription("The turn to aggregate")) },
   (input) => runView("turn", input, { view: "turn", turn: input.turnId })
-).pipe(Command.withShortDescription("A turn's net change per path (moves followed)"))
+).pipe(
+  Command.withDescription(
+    "Combine a turn's records into one net change per path, sorted by path: a file moved twice is one move from " +
+      "its first to its last name, a file added then deleted does not appear. Each line gives the change, the " +
+      "least certain exactness of the records behind it and how many there are (--json lists their ids)."
+  ),
+  Command.withShortDescription("A turn's net change per path (moves followed)"),
+  Command.withExamples([
+    { command: "forkjoin history turn t1 --workspace .", description: "What turn t1 changed, path by path" }
+  ])
+)
 
 const diff = Command.make(
   "diff",
   {
     ...common,
-    recordId: Argument.String("RECORD_ID").pipe(Argument.withDescription("The record to show")),
+    record: Argument.String("RECORD").pipe(
+      Argument.withDescription(
+        "A record id, a transaction id (all its records, in commit order) or #N, the commit ordinal the timeline shows"
+      )
+    ),
     maxLines: Flag.Int("max-lines").pipe(
       Flag.withMetavar("N"),
       Flag.withDescription("Cap on diff lines in the response (default 2000)"),
       Flag.optional
     )
   },
-  (input) => runView("diff", input, { view: "diff", recordId: input.recordId, maxLines: Option.getOrUndefined(input.maxLines) })
-).pipe(Command.withShortDescription("One record as unified diffs (bounded; binary files summarised)"))
+  (input) => runView("diff", input, { view: "diff", target: input.record, maxLines: Option.getOrUndefined(input.maxLines) })
+).pipe(
+  Command.withDescription(
+    "Show a record's changes as unified diffs (3 lines of context) from the contents the history stored. Name it " +
+      "by record id, by transaction id (every record of the transaction), or by #N, its commit ordinal in the " +
+      "timeline (quote it in a shell: '#3'). Binary files are summarised in one line; a provider aggregate whose " +
+      "contents were not recorded shows the provider's own diff, marked as such. --max-lines caps a page's diff lines."
+  ),
+  Command.withShortDescription("One record as unified diffs (bounded; binary files summarised)"),
+  Command.withExamples([
+    { command: "forkjoin history diff '#3' --workspace .", description: "The third record of the history" },
+    { command: "forkjoin history diff TRANSACTION_ID --workspace . --json", description: "A transaction the timeline lists, as JSON" }
+  ])
+)
 
 const file = Command.make(
   "file",
@@ -134,7 +187,18 @@ const file = Command.make(
     )
   },
   (input) => runView("file", input, { view: "file", path: input.path, detectGaps: !input.noGaps })
-).pipe(Command.withShortDescription("One file's history across the thread and its descendants, moves followed"))
+).pipe(
+  Command.withDescription(
+    "List the records that changed one file, in commit order, across the caller's thread and its descendants, " +
+      "following moves both ways (the same file under its earlier and later names). First the file on disk is " +
+      "compared with its last recorded content: a difference (an edit made outside forkjoin) is recorded as a gap " +
+      "and listed; --no-gap-check skips the comparison. The coverage line counts the records on this page."
+  ),
+  Command.withShortDescription("One file's history across the thread and its descendants, moves followed"),
+  Command.withExamples([
+    { command: "forkjoin history file src/app.ts --workspace .", description: "Every recorded change of src/app.ts" }
+  ])
+)
 
 const { cursor: _c, limit: _l, maxBytes: _m, ...target } = common
 
@@ -142,6 +206,11 @@ const ingest = Command.make(
   "ingest",
   {
     ...target,
+    json: jsonFlag(
+      "{\"ok\":true,\"record\":{...},\"alreadyRecorded\":false,\"verification\":{...}} (verification with --verify); " +
+        "a verification mismatch: {\"ok\":false,\"error\":{\"code\":\"verification_mismatch\",\"message\"},\"record\",...}; " +
+        "refused: {\"ok\":false,\"error\":{\"code\",\"message\"}}"
+    ),
     format: Flag.Literals("format", ["codex-turn-diff", "claude-tool-event"]).pipe(
       Flag.withMetavar("codex-turn-diff|claude-tool-event"),
       Flag.withDescription("The event's format: a Codex turn diff (unified diff) or a Claude Edit/Write/MultiEdit tool event (JSON)")
@@ -154,7 +223,10 @@ const ingest = Command.make(
       Flag.optional
     ),
     verify: Flag.Boolean("verify").pipe(
-      Flag.withDescription("Also verify the claimed change against the workspace (adds a linked verification record)"),
+      Flag.withDescription(
+        "Also verify the claimed change against the workspace (adds a linked verification record); a mismatch exits 1, " +
+          "both records kept"
+      ),
       Flag.withDefault(false)
     )
   },
@@ -169,51 +241,72 @@ const ingest = Command.make(
         verify: input.verify
       }
     ).pipe(
-      Effect.flatMap((r) =>
+      Effect.tap((r) =>
         writeStdout(
           input.json
             ? History.renderIngestJson(r)
-            : History.renderRecordLine("ingested", r.record) +
+            : History.renderRecordLine(r.alreadyRecorded ? "already recorded" : "ingested", r.record) +
               (r.verification === undefined ? "" : History.renderRecordLine("verification", r.verification))
         )
       ),
-      failWith("ingest", input.json)
+      failWith("ingest", input.json),
+      Effect.flatMap((r) =>
+        exitOnMismatch(r.verification === undefined ? undefined : History.verificationFailure(r.verification), input.json)
+      )
     ))
 ).pipe(
   Command.withDescription(
-    "Record a provider's own account of a change (SPEC §4.6) as a provider aggregate: authority codex_aggregate_event or " +
+    "Record a provider's own account of a change as a provider aggregate: authority codex_aggregate_event or " +
       "managed_claude_patch_engine, provenance provider_aggregate, exactness partial (uncertain when part of it cannot be " +
-      "parsed). A malformed event is refused and nothing is recorded. Exit 0 recorded, 1 refused, 2 usage error."
+      "parsed). A malformed event is refused and nothing is recorded; the same event again is 'already recorded' " +
+      "and nothing new is written. Exit 0 recorded, 1 refused, 2 usage error."
   ),
   Command.withShortDescription("Ingest a Codex turn diff or a Claude tool event as a provider aggregate")
 )
 
 const verify = Command.make(
   "verify",
-  { ...target, recordId: Argument.String("RECORD_ID").pipe(Argument.withDescription("The provider aggregate to verify")) },
+  {
+    ...target,
+    json: jsonFlag(
+      "{\"ok\":true,\"verification\":{...}}; a mismatch: {\"ok\":false,\"error\":{\"code\":\"verification_mismatch\"," +
+        "\"message\"},\"verification\":{...}}; refused: {\"ok\":false,\"error\":{\"code\",\"message\"}}"
+    ),
+    recordId: Argument.String("RECORD_ID").pipe(Argument.withDescription("The provider aggregate to verify"))
+  },
   (input) =>
     Effect.flatMap(loadHistory, (History) => History.verify(
       { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
       input.recordId
     ).pipe(
-      Effect.flatMap((r) =>
-        writeStdout(
-          input.json
-            ? JSON.stringify({ ok: true, verification: JSON.parse(History.renderIngestJson({ record: r })).record }) + "\n"
-            : History.renderRecordLine("verification", r)
-        )
-      ),
-      failWith("verify", input.json)
+      Effect.tap((r) => writeStdout(input.json ? History.renderVerifyJson(r) : History.renderRecordLine("verification", r))),
+      failWith("verify", input.json),
+      Effect.flatMap((r) => exitOnMismatch(History.verificationFailure(r), input.json))
     ))
-).pipe(Command.withShortDescription("Verify a provider aggregate against the workspace (adds a linked record)"))
+).pipe(
+  Command.withDescription(
+    "Check an ingested provider aggregate against the files in the workspace now and record the result as a " +
+      "verification record linked to it: exact when every claimed change holds, uncertain with one " +
+      "verification_mismatch warning per claim that does not. Exit 0 every claim holds, 1 a mismatch (the " +
+      "verification record is kept) or a refusal, 2 usage error."
+  ),
+  Command.withShortDescription("Verify a provider aggregate against the workspace (adds a linked record)")
+)
 
 const exportGit = Command.make(
   "export-git",
   {
     ...target,
+    json: jsonFlag(
+      "{\"ok\":true,\"ref\",\"head\",\"exported\",\"baselines\",\"skipped\",\"gitdir\"} (head null: nothing to " +
+        "export); refused: {\"ok\":false,\"error\":{\"code\",\"message\"}}"
+    ),
     gitDir: Flag.String("git-dir").pipe(
       Flag.withMetavar("DIR"),
-      Flag.withDescription("Git directory to write objects and the ref into (default <workspace>/.git, else <workspace>/.forkjoin/git)"),
+      Flag.withDescription(
+        "Git directory to write objects and the ref into (default <workspace>/.git, else <workspace>/.forkjoin/git): " +
+          "a git directory, an empty folder or a new path; any other folder is refused and nothing is written"
+      ),
       Flag.optional
     )
   },
@@ -250,7 +343,7 @@ const exportGit = Command.make(
  */
 export const history = Command.make("history").pipe(
   Command.withDescription(
-    "Query the workspace's patch history (SPEC §4.4). Every answer carries coverage (exact / partial / uncertain " +
+    "Query the workspace's patch history. Every answer carries coverage (exact / partial / uncertain " +
       "records, gaps, provider aggregates and how many were verified), whether a cap truncated it, and a cursor " +
       "for the next page. A query sees the caller's thread (--thread, default 'cli') and its registered descendants."
   ),

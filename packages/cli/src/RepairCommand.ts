@@ -1,6 +1,7 @@
 /**
  * The `forkjoin repair` command: its flags and help text, wired to the program in
- * `Repair.ts`. Exit 0 repaired (or nothing to do), 1 failed, 2 usage error.
+ * `Repair.ts`. Exit 0 repaired (or nothing to do), 1 failed (or an unknown `--ack` id), 2
+ * usage error.
  *
  * @since 0.1.0
  */
@@ -13,7 +14,7 @@ import { writeStdout } from "./internal/output.ts"
 import * as Repair from "./Repair.ts"
 
 /**
- * `forkjoin repair --workspace DIR [--db FILE] [--json]`.
+ * `forkjoin repair --workspace DIR [--db FILE] [--ack ID] [--reset-history] [--json]`.
  *
  * @category constructors
  * @since 0.1.0
@@ -23,24 +24,61 @@ export const repair = Command.make(
   {
     workspace: workspaceFlag(),
     db: dbFlag,
+    ack: Flag.String("ack").pipe(
+      Flag.withMetavar("ID"),
+      Flag.withDescription(
+        "Acknowledge an uncertain outcome (its record or transaction id, as listed) once its files were checked; " +
+          "it is then no longer listed"
+      ),
+      Flag.optional
+    ),
+    resetHistory: Flag.Boolean("reset-history").pipe(
+      Flag.withDescription(
+        "Start a new history deliberately when the workspace's history database is missing, emptied or another " +
+          "one (which forkjoin otherwise refuses with history_missing); the reset is recorded and shown by status"
+      ),
+      Flag.withDefault(false)
+    ),
     json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"outcomes\":[...]} or {\"ok\":false,\"error\":{...}}"),
+      Flag.withDescription(
+        "Print one JSON line: {\"ok\":true,\"outcomes\":[...]} plus \"uncertain\":[...], \"reset\" and \"acknowledged\" " +
+          "when there are any, or {\"ok\":false,\"error\":{...}}"
+      ),
       Flag.withDefault(false)
     )
   },
   Effect.fn("forkjoin.repair")(
     function*(input) {
-      const report = yield* Repair.repair({ workspace: input.workspace, db: Option.getOrUndefined(input.db) })
-      yield* writeStdout(input.json ? Repair.renderJson(report) : Repair.renderText(report))
+      const result = yield* Repair.repair({
+        workspace: input.workspace,
+        db: Option.getOrUndefined(input.db),
+        ack: Option.getOrUndefined(input.ack),
+        resetHistory: input.resetHistory
+      })
+      yield* writeStdout(input.json ? Repair.renderJson(result) : Repair.renderText(result))
     },
     (effect, input) => Effect.catch(effect, reportFailure("repair", input.json))
   )
 ).pipe(
   Command.withDescription(
-    "Finish, undo or flag every change a crashed forkjoin process left half-done (SPEC §4.5): all files at " +
-      "their new content → the record is completed; all at their old content → the intent is closed; a mix → " +
-      "the old content is restored from the history's blobs; anything else → recorded as commit_state_uncertain " +
-      "and left alone. Runs under the workspace lock. Exit 0 repaired (or nothing to do), 1 failed."
+    "Finish, undo or flag every change a crashed forkjoin process left half-done: all files at their new " +
+      "content → the record is completed; all at their old content → the intent is closed; a mix → the old " +
+      "content is restored from the history's blobs; some files edited since the crash → every other file is " +
+      "restored to its old content, the edited ones are left alone and named in a commit_state_uncertain record. " +
+      "Uncertain outcomes stay listed (here and by 'forkjoin status') until acknowledged with --ack. Runs under " +
+      "the workspace lock. Every other command runs the same repair when it opens the workspace and says what it " +
+      "did on stderr. Exit 0 repaired (or nothing to do), 1 failed."
   ),
-  Command.withShortDescription("Repair changes left half-done by a crash")
+  Command.withShortDescription("Repair changes left half-done by a crash"),
+  Command.withExamples([
+    { command: "forkjoin repair --workspace .", description: "Repair, then list uncertain outcomes still to check" },
+    {
+      command: "forkjoin repair --workspace . --ack rec-1234",
+      description: "Acknowledge an uncertain outcome after checking the files it names"
+    },
+    {
+      command: "forkjoin repair --workspace . --reset-history",
+      description: "Start a new history after history.db was lost (when it cannot be restored from a backup)"
+    }
+  ])
 )

@@ -64,7 +64,16 @@ export const run = Command.make(
         threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli")),
         // Live progress only for a person at a terminal; --json and pipes stay quiet.
         progress: !input.json && process.stderr.isTTY === true ? (line: string) => writeStderr(`  ${line}\n`) : undefined
-      })
+      }).pipe(
+        // Ctrl-C: running children are interrupted and write nothing; a join stops between
+        // children's transactions, like a crash, and stays resumable.
+        Effect.onInterrupt(() =>
+          writeStderr(
+            "forkjoin run was interrupted: nothing more is written. If the join had started, 'forkjoin status' lists the " +
+              "run and 'forkjoin run --resume RUN_ID' finishes it.\n"
+          )
+        )
+      )
       yield* writeStdout(input.json ? Run.renderJson(result) : Run.renderText(result))
       const code = Run.exitCodeOf(result)
       if (code !== 0) return yield* new CommandExit({ exitCode: code })
@@ -79,7 +88,8 @@ export const run = Command.make(
       "are held back as conflicts ('forkjoin conflicts', 'forkjoin resolve'). Artifacts go to " +
       "<workspace>/.forkjoin/runs/<run-id>/subagents/<task-id>/. Exit 0 the run finished, 1 it did not (partial, " +
       "failed, or blocked by open conflicts), 2 usage or plan error.\n\n" +
-      "Example plan: {\"schemaVersion\":1,\"tasks\":[{\"id\":\"docs\",\"mode\":\"transactional_write\",\"writeScope\":[\"docs\"]," +
+      "Example plan (every key: 'forkjoin schema plan'): " +
+      "{\"schemaVersion\":1,\"tasks\":[{\"id\":\"docs\",\"mode\":\"transactional_write\",\"writeScope\":[\"docs\"]," +
       "\"actions\":[{\"apply_patch\":{\"patch\":\"*** Begin Patch\\n*** Add File: docs/a.md\\n+hi\\n*** End Patch\"}},{\"finish\":{}}]}]}"
   ),
   Command.withShortDescription("Run a plan's children and join their changesets into the workspace")

@@ -1,11 +1,14 @@
 /**
  * `forkjoin status`: what needs attention in a workspace: joins a crash interrupted (resume
- * them with `forkjoin run --resume RUN_ID`) and open conflicts. The flags are in
- * `StatusCommand.ts`.
+ * them with `forkjoin run --resume RUN_ID`), open conflicts, and `commit_state_uncertain`
+ * outcomes nobody acknowledged (`forkjoin repair --ack ID`); also the history resets recorded
+ * for the workspace, and what the startup repair of this very call did (stderr, and `repairs`
+ * in `--json`). The flags are in `StatusCommand.ts`.
  *
  * @since 0.1.0
  */
-import { Engine } from "@forkjoin/engine/Engine"
+import { Engine, type RepairOutcome, type UncertainOutcome } from "@forkjoin/engine/Engine"
+import type { HistoryReset } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import type { ConflictRecord } from "@forkjoin/schema/Conflict"
 import type { MergeRun } from "@forkjoin/schema/MergeRun"
@@ -13,6 +16,7 @@ import * as Effect from "effect/Effect"
 import { toHistoryCommandError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
 import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+import { announceRepairs, reasonText, uncertainLine } from "./Repair.ts"
 
 /**
  * What `status` reports.
@@ -21,12 +25,22 @@ import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
  * @since 0.1.0
  */
 export interface StatusReport {
+  /** The workspace's real path and the explicit `--db`, for the commands the text suggests. */
+  readonly root: string
+  readonly db: string | undefined
   readonly interruptedRuns: ReadonlyArray<MergeRun>
   readonly openConflicts: ReadonlyArray<ConflictRecord>
+  /** Unacknowledged `commit_state_uncertain` outcomes, in commit order. */
+  readonly uncertainOutcomes: ReadonlyArray<UncertainOutcome>
+  /** Recorded resets of the workspace's history, oldest first. */
+  readonly historyResets: ReadonlyArray<HistoryReset>
+  /** What the startup repair of this call did. */
+  readonly repairs: ReadonlyArray<RepairOutcome>
 }
 
 /**
- * Reads the interrupted runs and open conflicts of the workspace.
+ * Reads the interrupted runs, open conflicts, uncertain outcomes and history resets of the
+ * workspace; the startup repair this runs is announced on stderr.
  *
  * @category constructors
  * @since 0.1.0
@@ -35,15 +49,22 @@ export const status = Effect.fn("Status.status")(function*(request: { readonly w
   const root = yield* resolveWorkspace(request.workspace)
   return yield* Effect.gen(function*() {
     const engine = yield* Engine
+    const repairs = yield* announceRepairs(root, request.db)
     const store = yield* MergeStore
-    const interruptedRuns = yield* store.listRuns({ environmentId: engine.environmentId, status: "running" })
-    const openConflicts = yield* store.listConflicts({ environmentId: engine.environmentId, status: "open" })
-    return { interruptedRuns, openConflicts } satisfies StatusReport
-  }).pipe(Effect.mapError(toHistoryCommandError("read")), Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
+    const { interruptedRuns, openConflicts } = yield* Effect.all({
+      interruptedRuns: store.listRuns({ environmentId: engine.environmentId, status: "running" }),
+      openConflicts: store.listConflicts({ environmentId: engine.environmentId, status: "open" })
+    }).pipe(Effect.mapError(toHistoryCommandError("read")))
+    const uncertainOutcomes = yield* engine.uncertainOutcomes
+    const historyResets = yield* engine.historyResets
+    return { root, db: request.db, interruptedRuns, openConflicts, uncertainOutcomes, historyResets, repairs } satisfies StatusReport
+  }).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
 })
 
 /**
- * `{ "ok": true, "interruptedRuns": [ { runId, createdAt, pending } ], "openConflicts": [ { conflictId, path } ] }`.
+ * `{ "ok": true, "interruptedRuns": [ { runId, createdAt, pending } ], "openConflicts": [ { conflictId, path } ],
+ * "uncertainOutcomes": [ { recordId, transactionId, commitOrdinal, committedAt, paths } ], "historyResets": [...],
+ * "repairs": [...] }`.
  *
  * @category combinators
  * @since 0.1.0
@@ -56,22 +77,33 @@ export const renderJson = (r: StatusReport): string =>
       createdAt: run.createdAt,
       pending: run.outcomes.filter((o) => o.status === "pending").map((o) => o.childId)
     })),
-    openConflicts: r.openConflicts.map((c) => ({ conflictId: c.conflictId, runId: c.runId, childId: c.childId, path: c.path }))
+    openConflicts: r.openConflicts.map((c) => ({ conflictId: c.conflictId, runId: c.runId, childId: c.childId, path: c.path })),
+    uncertainOutcomes: r.uncertainOutcomes,
+    historyResets: r.historyResets,
+    repairs: r.repairs
   }) + "\n"
 
 /**
- * One line per item, with the command that deals with it; "Nothing needs attention." otherwise.
+ * One line per item, with the command that deals with it ("Nothing needs attention." when
+ * there is none), then one line per recorded history reset.
  *
  * @category combinators
  * @since 0.1.0
  */
 export const renderText = (r: StatusReport): string => {
-  if (r.interruptedRuns.length === 0 && r.openConflicts.length === 0) return "Nothing needs attention.\n"
   const lines: Array<string> = []
   for (const run of r.interruptedRuns) {
     const pending = run.outcomes.filter((o) => o.status === "pending").length
     lines.push(`interrupted run ${run.runId} (${pending} child(ren) not joined yet): forkjoin run --resume ${run.runId}`)
   }
   for (const c of r.openConflicts) lines.push(`open conflict ${c.conflictId}: forkjoin resolve '${c.conflictId}' --apply|--discard|--content FILE`)
+  for (const u of r.uncertainOutcomes) lines.push(uncertainLine(u, r.root, r.db))
+  if (lines.length === 0) lines.push("Nothing needs attention.")
+  for (const reset of r.historyResets) {
+    lines.push(
+      `history reset ${reset.resetAt}: the previous history (${reset.previousHistoryId}, up to record #${reset.previousLastOrdinal}) ` +
+        `was ${reasonText(reset.reason)}; records since are in ${reset.historyId}`
+    )
+  }
   return lines.join("\n") + "\n"
 }

@@ -22,7 +22,10 @@ export const status = Command.make(
     workspace: workspaceFlag(),
     db: dbFlag,
     json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"interruptedRuns\":[...],\"openConflicts\":[...]}"),
+      Flag.withDescription(
+        "Print one JSON line: {\"ok\":true,\"interruptedRuns\":[...],\"openConflicts\":[...],\"uncertainOutcomes\":[...]," +
+          "\"historyResets\":[...],\"repairs\":[...]}"
+      ),
       Flag.withDefault(false)
     )
   },
@@ -36,8 +39,11 @@ export const status = Command.make(
   )
 ).pipe(
   Command.withDescription(
-    "Show what needs attention: joins a crash interrupted (finish them with 'forkjoin run --resume RUN_ID') and " +
-      "open conflicts (resolve them with 'forkjoin resolve'). Exit 0, 1 on a failure, 2 usage error."
+    "Show what needs attention: joins a crash interrupted (finish them with 'forkjoin run --resume RUN_ID'), " +
+      "open conflicts (resolve them with 'forkjoin resolve') and uncertain outcomes a crash repair left (files " +
+      "edited after the crash, left alone: check them, then 'forkjoin repair --ack ID'); also every recorded " +
+      "reset of the workspace's history. Opening the workspace runs the startup repair; what it did is printed on " +
+      "stderr (and as 'repairs' with --json). Exit 0, 1 on a failure, 2 usage error."
   ),
-  Command.withShortDescription("Interrupted runs and open conflicts")
+  Command.withShortDescription("Interrupted runs and open conflicts, uncertain outcomes, history resets")
 )

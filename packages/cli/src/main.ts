@@ -19,6 +19,7 @@ import { repair } from "./RepairCommand.ts"
 import { resolve } from "./ResolveCommand.ts"
 import { rollback } from "./RollbackCommand.ts"
 import { run } from "./RunCommand.ts"
+import { schema } from "./SchemaCommand.ts"
 import { status } from "./StatusCommand.ts"
 
 // Inlined by scripts/build.mjs from the root package.json "version".
@@ -30,7 +31,7 @@ const forkjoin = Command.make("forkjoin").pipe(
     "Parallel AI coding agents that edit one workspace safely: one native patch engine applies every change " +
       "all or nothing."
   ),
-  Command.withSubcommands([apply, run, conflicts, resolve, rollback, status, repair, gc, history, demo])
+  Command.withSubcommands([apply, run, conflicts, resolve, rollback, status, repair, gc, history, schema, demo])
 )
 
 // Built-ins kept: --help, --version, --completions. Dropped: --log-level (forkjoin logs nothing
@@ -53,8 +54,10 @@ Command.run(forkjoin, { version: VERSION }).pipe(
     // Set `process.exitCode` instead of letting runMain call `process.exit`, which can cut off
     // stdout still draining into a pipe.
     teardown: (exit, onExit) => {
-      process.exitCode = processExitCode(exit)
-      onExit(0)
+      const code = processExitCode(exit)
+      process.exitCode = code
+      // After Ctrl-C the runtime exits with the code it is given: keep 130 then.
+      onExit(code === 130 ? code : 0)
     }
   })
 )

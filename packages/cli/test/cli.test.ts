@@ -292,7 +292,7 @@ describe("forkjoin apply: rejections leave the workspace untouched (exit 1)", ()
     expect(workspaceTree(ws)).toEqual(before)
   })
 
-  it("--json prints {ok:false,error:{code,stage,paths,message}} only", () => {
+  it("--json prints {ok:false,error:{code,stage,stageName,paths,message}} only", () => {
     const { ws } = makeSandbox()
     const r = runCli(["apply", "--workspace", ws, "--json"], { stdin: "not a patch" })
     expect(r.status).toBe(1)
@@ -300,7 +300,7 @@ describe("forkjoin apply: rejections leave the workspace untouched (exit 1)", ()
     const out = jsonLine(r.stdout)
     expect(out).toEqual({
       ok: false,
-      error: { code: "patch_syntax", stage: 2, paths: [], message: expect.any(String) }
+      error: { code: "patch_syntax", stage: 2, stageName: "parse", paths: [], message: expect.any(String) }
     })
   })
 
@@ -665,10 +665,10 @@ describe("forkjoin apply, repair and history: a corrupt history database (exit 1
     expect(r.stderr).toBe("")
     expect(r.status).toBe(1)
     const { error } = jsonLine(r.stdout)
-    expect(error).toMatchObject({ code: "history_unavailable", stage: 9, paths: [] })
+    expect(error).toMatchObject({ code: "history_unavailable", stage: 9, stageName: "persist", paths: [] })
     expect(error.message).toContain(defaultDb(ws))
     expect(error.message).toContain("restore it from a backup or pass another one with --db")
-    expect(Object.keys(error).sort()).toEqual(["code", "message", "paths", "stage"])
+    expect(Object.keys(error).sort()).toEqual(["code", "message", "paths", "stage", "stageName"])
     expect(snapshotTree(ws)).toEqual(before)
   })
 

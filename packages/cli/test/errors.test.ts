@@ -95,16 +95,16 @@ describe("toHistoryCommandError", () => {
 describe("failureOutput", () => {
   const rejected = new EngineError({ code: "context_not_found", stage: 5, paths: ["a.txt"], message: "Failed", cause: io })
 
-  it("an engine rejection: exit 1, the --json body without the cause on stdout, or error[code] (stage n) on stderr", () => {
+  it("an engine rejection: exit 1, the --json body (stage and stageName, no cause) on stdout, or error[code] (stage name) on stderr", () => {
     assert.deepStrictEqual(failureOutput(rejected, { command: "apply", json: true }), {
       exitCode: 1,
-      stdout: "{\"ok\":false,\"error\":{\"code\":\"context_not_found\",\"stage\":5,\"paths\":[\"a.txt\"],\"message\":\"Failed\"}}\n",
+      stdout: "{\"ok\":false,\"error\":{\"code\":\"context_not_found\",\"stage\":5,\"stageName\":\"plan\",\"paths\":[\"a.txt\"],\"message\":\"Failed\"}}\n",
       stderr: ""
     })
     assert.deepStrictEqual(failureOutput(rejected, { command: "apply", json: false }), {
       exitCode: 1,
       stdout: "",
-      stderr: "error[context_not_found] (stage 5): Failed\n  path: a.txt\n"
+      stderr: "error[context_not_found] (stage plan): Failed\n  path: a.txt\n"
     })
   })
 

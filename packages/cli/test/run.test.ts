@@ -4,10 +4,11 @@
  * task order, exit codes 0/1/2, and every bad input gets a clear error while the workspace tree
  * (hashed, `.forkjoin/` excluded) stays identical.
  */
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildCli, makeSandbox, removeSandboxes, runCli, workspaceTree, writeTree } from "./helpers.ts"
+import { BIN, buildCli, makeSandbox, removeSandboxes, runCli, workspaceTree, writeTree } from "./helpers.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
@@ -142,6 +143,27 @@ describe("forkjoin run --export-only", () => {
     expect(out.results[0]).toMatchObject({ id: "slow", status: "timed_out" })
     expect(out.mergeExecution.outcomes).toEqual([expect.objectContaining({ childId: "slow", status: "missing_changeset" })])
     expect(fs.existsSync(path.join(ws, "src/a/late.ts"))).toBe(false)
+  })
+
+  it("Ctrl-C during the children interrupts them: exit 130, a message, nothing written", async () => {
+    // 900 listings of a 20,000-entry folder keep the child busy for seconds (under the step limit).
+    const reads = Array.from({ length: 900 }, () => ({ list_dir: { path: "src/many" } }))
+    const { ws, planFile } = setup({
+      schemaVersion: 1,
+      tasks: [editTask("slow", ["src/a"], [...reads, { apply_patch: { patch: patchOf("*** Add File: src/a/late.ts", "+l") } }, { finish: {} }])]
+    })
+    fs.mkdirSync(path.join(ws, "src/many"))
+    for (let i = 0; i < 20000; i++) fs.writeFileSync(path.join(ws, "src/many", `f${i}.txt`), "")
+    const before = workspaceTree(ws)
+    const child = spawn(process.execPath, [BIN, "run", planFile, "--workspace", ws], { stdio: ["ignore", "pipe", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()))
+    const closed = new Promise<number | null>((r) => child.on("close", (c) => r(c)))
+    await new Promise((r) => setTimeout(r, 1500))
+    child.kill("SIGINT")
+    expect(await closed).toBe(130)
+    expect(stderr).toContain("forkjoin run was interrupted")
+    expect(workspaceTree(ws)).toEqual(before)
   })
 
   it("the history views list the conflicts a join held back (timeline of the threads, file of the path)", () => {

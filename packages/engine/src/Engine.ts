@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { type HistoryReset, HistoryStore, type StoreError } from "@forkjoin/history/HistoryStore"
 import type { FileState, Plan, Profile } from "@forkjoin/patch"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import type { SnapshotFacts } from "@forkjoin/patch/Snapshot"
@@ -25,6 +25,7 @@ import {
   type TurnId
 } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -37,12 +38,15 @@ import { type ApplyDeps, applyPatch, applyPlan } from "./internal/apply.ts"
 import { inspectionOf } from "./internal/inspect.ts"
 import { WorkspaceLock } from "./internal/lock.ts"
 import { probeFilesystem } from "./internal/probe.ts"
-import { type RepairReport, repairIntents } from "./internal/repair.ts"
+import { bindHistory } from "./internal/identity.ts"
+import { type RepairReport, repairIntents, type UncertainOutcome, uncertainOutcomeOf } from "./internal/repair.ts"
 import { compileGlob, type ResolveContext, resolveEach, resolveTargets } from "./internal/resolve.ts"
 import { toEngineError } from "./internal/toEngineError.ts"
-import { DEFAULT_DENIED_GLOBS } from "./Policy.ts"
+import { fromStoreError } from "./HistoryFailure.ts"
+import { DEFAULT_DENIED_GLOBS, openStateDirectory } from "./Policy.ts"
 
 export { type Grant, Grants } from "./Grant.ts"
+export { RepairOutcome, RepairReport, UncertainOutcome } from "./internal/repair.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -84,7 +88,7 @@ export interface EngineConfig {
   readonly root: string
   /** Extra absolute directories that in-workspace symlinks may lead into. */
   readonly allowedRoots?: ReadonlyArray<string>
-  /** Relative globs a request may never touch. Default `.git/**`, `.forkjoin/**`. */
+  /** Relative globs a request may never touch. Default: any `.git/` or `.forkjoin/` folder, at any depth. */
   readonly deniedGlobs?: ReadonlyArray<string>
   /** Fold letter case for path identity; default: probed on the workspace filesystem. */
   readonly caseInsensitive?: boolean
@@ -93,6 +97,12 @@ export interface EngineConfig {
   readonly budgets?: Budgets
   /** Run startup repair when the engine is built (default true). */
   readonly repairOnStart?: boolean
+  /**
+   * Adopt the history database even when it is not the history the workspace remembers
+   * (missing, emptied, another one, an older copy), recording the reset; default false, which
+   * refuses such a database with `history_missing` (`forkjoin repair --reset-history`).
+   */
+  readonly resetHistory?: boolean
 }
 
 /**
@@ -186,6 +196,19 @@ export class Engine extends Context.Service<Engine, {
   readonly applyPlan: (request: PlanRequest) => Effect.Effect<PatchHistoryRecord, EngineError>
   /** Startup repair (SPEC §4.5) of intents left open by crashed processes. */
   readonly repair: Effect.Effect<RepairReport, EngineError>
+  /** What the startup repair did when this engine was built (no outcomes when it was off). */
+  readonly startupRepair: RepairReport
+  /** The reset this engine's open made (only with `resetHistory`, when the database needed one). */
+  readonly historyReset: HistoryReset | undefined
+  /** Every recorded reset of this workspace's history in this database, oldest first. */
+  readonly historyResets: Effect.Effect<ReadonlyArray<HistoryReset>, EngineError>
+  /** The `commit_state_uncertain` outcomes nobody acknowledged yet, in commit order. */
+  readonly uncertainOutcomes: Effect.Effect<ReadonlyArray<UncertainOutcome>, EngineError>
+  /**
+   * Durably acknowledges the uncertain outcome with record id or transaction id `id` (its files
+   * were checked); acknowledging again is a no-op. An unknown id is `request_invalid`.
+   */
+  readonly acknowledge: (id: string) => Effect.Effect<UncertainOutcome, EngineError>
   /** Reads the live state of workspace-relative paths (resolution rules apply); fails on the first bad path. */
   readonly read: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, FileState>, EngineError>
   /**
@@ -198,7 +221,10 @@ export class Engine extends Context.Service<Engine, {
   /** Applied-record events. */
   readonly events: PubSub.PubSub<HistoryEvent>
 }>()("forkjoin/engine/Engine") {
-  /** The engine over a `HistoryStore`; runs startup repair unless disabled. */
+  /**
+   * The engine over a `HistoryStore`: checks that the database is the history the workspace
+   * remembers (`history_missing` otherwise), then runs startup repair unless disabled.
+   */
   static readonly layer = (config: EngineConfig): Layer.Layer<Engine, EngineError, HistoryStore> =>
     Layer.effect(Engine, make(config))
 }
@@ -248,8 +274,8 @@ const make = (config: EngineConfig) =>
   Effect.gen(function*() {
     const store = yield* HistoryStore
     const root = yield* openRoot(config.root)
-    const stateDir = path.join(root, ".forkjoin")
-    fs.mkdirSync(stateDir, { recursive: true })
+    // A real folder inside the workspace, never followed through a link (else a typed refusal).
+    const stateDir = yield* Effect.fromResult(openStateDirectory(root))
     const probed = probeFilesystem(stateDir)
     const ctx = resolveContextOf(root, config, config.caseInsensitive ?? probed.caseInsensitive)
     const environmentId = environmentIdOf(root)
@@ -283,19 +309,65 @@ const make = (config: EngineConfig) =>
         )
       )
 
+    const storeFailure = (what: string) => (e: StoreError) => fromStoreError(e, 9, [], what)
+    // Before any repair or write: the database must be the history this workspace remembers.
+    const history = yield* bindHistory({ store, stateDir, root, environmentId, resetHistory: config.resetHistory === true })
+    yield* Effect.addFinalizer(() => Effect.sync(() => history.flush()))
+    const remembered = <E>(effect: Effect.Effect<PatchHistoryRecord, E>) =>
+      Effect.tap(effect, (record) => Effect.sync(() => history.remember(record.commitOrdinal)))
+
     const repair = deps.lock.with(
       deps.lockTimeoutMs,
       [],
       repairIntents({ store, ctx, environmentId, newFileMode: deps.newFileMode })
+    ).pipe(
+      // Completed and uncertain outcomes wrote records: the workspace has seen them too.
+      Effect.tap((report) =>
+        report.outcomes.some((o) => o.action === "completed" || o.action === "uncertain")
+          ? store.identity(environmentId).pipe(
+            Effect.mapError(storeFailure("Reading the history's last ordinal failed")),
+            Effect.map((identity) => history.remember(identity.lastOrdinal))
+          )
+          : Effect.void
+      )
     )
-    if (config.repairOnStart !== false) yield* repair
+    const startupRepair: RepairReport = config.repairOnStart !== false ? yield* repair : { outcomes: [] }
+
+    const uncertain = store.uncertainRecords(environmentId).pipe(
+      Effect.mapError(storeFailure("Reading the uncertain outcomes failed")),
+      Effect.map((all) => all.map(uncertainOutcomeOf))
+    )
+    const acknowledge = (id: string) =>
+      Effect.gen(function*() {
+        const matches = (yield* uncertain).filter((u) => u.recordId === id || u.transactionId === id)
+        const found = matches.find((u) => u.acknowledgedAt === undefined) ?? matches[0]
+        if (found === undefined) {
+          return yield* new EngineError({
+            code: "request_invalid",
+            stage: 1,
+            paths: [],
+            message: `No commit_state_uncertain outcome has the record or transaction id '${id}'; 'forkjoin repair' lists them.`
+          })
+        }
+        if (found.acknowledgedAt !== undefined) return found
+        const now = yield* Clock.currentTimeMillis
+        const acked = yield* store.acknowledge(environmentId, found.recordId, now, "acknowledged").pipe(
+          Effect.mapError(storeFailure("Recording the acknowledgement failed"))
+        )
+        return uncertainOutcomeOf(acked)
+      })
 
     return Engine.of({
       root,
       environmentId,
-      applyPatch: (request) => applyPatch(deps, request),
-      applyPlan: (request) => applyPlan(deps, request),
+      applyPatch: (request) => remembered(applyPatch(deps, request)),
+      applyPlan: (request) => remembered(applyPlan(deps, request)),
       repair,
+      startupRepair,
+      historyReset: history.reset,
+      historyResets: store.historyResets(environmentId).pipe(Effect.mapError(storeFailure("Reading the history resets failed"))),
+      uncertainOutcomes: Effect.map(uncertain, (all) => all.filter((u) => u.acknowledgedAt === undefined)),
+      acknowledge,
       read,
       inspect,
       events

@@ -1,8 +1,11 @@
 /**
  * The durable patch history (SPEC §4.1–4.3, §4.5): content-addressed blobs, the journal of
- * intents, and PatchHistoryRecords with per-environment commit ordinals. This module owns the
- * service contract; the SQLite implementation lives in `HistoryStoreSqlite.ts`. It does not
- * own filesystem writes (the engine does) nor query views (`Views.ts`).
+ * intents, and PatchHistoryRecords with per-environment commit ordinals; also the database's
+ * own identity (a history id, the resets that adopted it) and the acknowledgements of
+ * `commit_state_uncertain` outcomes. This module owns the service contract; the SQLite
+ * implementation lives in `HistoryStoreSqlite.ts`. It does not own filesystem writes (the
+ * engine does), what a workspace remembers of its history (the engine's `identity.json`),
+ * nor query views (`Views.ts`).
  *
  * @since 0.1.0
  */
@@ -10,15 +13,17 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
-import type {
+import {
   EnvironmentId,
-  JournalIntent,
+  type JournalIntent,
   PatchHistoryRecord,
-  RecordDraft,
-  Sha256Hash,
-  ThreadId,
-  TransactionId,
-  TurnId
+  type RecordDraft,
+  type RecordId,
+  type Sha256Hash,
+  type ThreadId,
+  type TransactionId,
+  type TurnId,
+  UtcTimestamp
 } from "@forkjoin/schema"
 
 /**
@@ -50,6 +55,85 @@ export interface Usage {
 }
 
 /**
+ * One database's identity as one environment sees it: where it is, its history id (none until
+ * one is established), and how far the environment's records and open intents go.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const HistoryIdentity = Schema.Struct({
+  /** The database file's absolute path; undefined for an in-memory database. */
+  location: Schema.UndefinedOr(Schema.String),
+  /** `hist-<32 hex>`, minted once per database; undefined until `establishIdentity`. */
+  historyId: Schema.UndefinedOr(Schema.String),
+  /** The environment's highest commit ordinal (0 without records). */
+  lastOrdinal: Schema.Int,
+  /** The environment's open intents: each may still become a record (startup repair). */
+  openIntents: Schema.Int
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type HistoryIdentity = typeof HistoryIdentity.Type
+
+/**
+ * Why a workspace's remembered history was replaced: its database was missing or empty, held
+ * another history, or was an older copy of it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const HistoryResetReason = Schema.Literals(["missing", "different", "older"])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type HistoryResetReason = typeof HistoryResetReason.Type
+
+/**
+ * A deliberate reset (`forkjoin repair --reset-history`): from `resetAt` on, the environment's
+ * history is `historyId`; before it was `previousHistoryId` up to record `previousLastOrdinal`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const HistoryReset = Schema.Struct({
+  environmentId: EnvironmentId,
+  resetAt: UtcTimestamp,
+  historyId: Schema.String,
+  previousHistoryId: Schema.String,
+  previousLastOrdinal: Schema.Int,
+  reason: HistoryResetReason
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type HistoryReset = typeof HistoryReset.Type
+
+/**
+ * A `commit_state_uncertain` record and, once someone checked its files, its acknowledgement.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const UncertainRecord = Schema.Struct({
+  record: PatchHistoryRecord,
+  acknowledgedAt: Schema.UndefinedOr(UtcTimestamp),
+  note: Schema.UndefinedOr(Schema.String)
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type UncertainRecord = typeof UncertainRecord.Type
+
+/**
  * The history store of one database.
  *
  * @category services
@@ -73,12 +157,15 @@ export class HistoryStore extends Context.Service<HistoryStore, {
   /**
    * In ONE transaction: assigns the environment's next `commitOrdinal` (max + 1, no gaps, no
    * collisions across processes) and `committedAt`, inserts the record built from the draft,
-   * and marks the intent `committed`. Returns the stored record.
+   * and closes the intent: `committed`, or with `close` its status and note (repair records a
+   * `commit_state_uncertain` outcome and closes its intent `uncertain` at once). Returns the
+   * stored record.
    */
   readonly commitIntent: (
     intentId: string,
     draft: RecordDraft,
-    committedAtMillis: number
+    committedAtMillis: number,
+    close?: { readonly status: "uncertain"; readonly note: string }
   ) => Effect.Effect<PatchHistoryRecord, StoreError>
   /** Closes an intent without a record (`aborted` or `uncertain`), with a note. */
   readonly closeIntent: (
@@ -117,4 +204,37 @@ export class HistoryStore extends Context.Service<HistoryStore, {
   ) => Effect.Effect<ReadonlyArray<PatchHistoryRecord>, StoreError>
   /** Bytes/files written by applied records of a turn (or of the whole environment). */
   readonly usage: (environmentId: EnvironmentId, turnId: TurnId | undefined) => Effect.Effect<Usage, StoreError>
+  /** The database's identity for `environmentId` (reads only: nothing is minted). */
+  readonly identity: (environmentId: EnvironmentId) => Effect.Effect<HistoryIdentity, StoreError>
+  /**
+   * Gives the database its history id if it has none (once: concurrent callers get the same
+   * id) and returns the identity.
+   */
+  readonly establishIdentity: (
+    environmentId: EnvironmentId,
+    atMillis: number
+  ) => Effect.Effect<HistoryIdentity, StoreError>
+  /**
+   * In ONE transaction: establishes the history id if there is none and records that the
+   * environment's previous history was replaced by this database's, and why.
+   */
+  readonly resetIdentity: (
+    environmentId: EnvironmentId,
+    atMillis: number,
+    previous: { readonly historyId: string; readonly lastOrdinal: number; readonly reason: HistoryResetReason }
+  ) => Effect.Effect<HistoryReset, StoreError>
+  /** The environment's recorded resets, oldest first. */
+  readonly historyResets: (environmentId: EnvironmentId) => Effect.Effect<ReadonlyArray<HistoryReset>, StoreError>
+  /** The environment's `commit_state_uncertain` records, acknowledged or not, in commit order. */
+  readonly uncertainRecords: (environmentId: EnvironmentId) => Effect.Effect<ReadonlyArray<UncertainRecord>, StoreError>
+  /**
+   * Durably acknowledges one `commit_state_uncertain` record of the environment (the first
+   * acknowledgement is kept); `NotFound` when the environment has no such record.
+   */
+  readonly acknowledge: (
+    environmentId: EnvironmentId,
+    recordId: RecordId,
+    atMillis: number,
+    note: string
+  ) => Effect.Effect<UncertainRecord, StoreError>
 }>()("forkjoin/history/HistoryStore") {}

@@ -22,6 +22,13 @@
  * change: file history and move following); `provider_events(record_id PK, format, payload)`
  * (the raw provider event an aggregate record was ingested from).
  *
+ * Migration 3 (history identity, issue 9): `history_identity(singleton = 1, history_id,
+ * created_at)`: the database's one history id, minted on first use, so a workspace can tell
+ * its own history from an emptied or swapped database; `history_resets(environment_id,
+ * reset_at, history_id, previous_history_id, previous_last_ordinal, reason)`: each deliberate
+ * reset; `acknowledgements(record_id PK → records, acknowledged_at, note)`: which
+ * `commit_state_uncertain` records someone checked, with a partial index over those records.
+ *
  * @since 0.1.0
  */
 import { sha256 } from "@forkjoin/patch/Bytes"
@@ -30,10 +37,12 @@ import {
   JournalIntentFromJson,
   type JournalIntent,
   type RecordDraft,
+  type RecordId,
   type ThreadId,
   type Sha256Hash,
   type TransactionId,
   type TurnId,
+  UtcTimestamp,
   utcTimestampFromMillis
 } from "@forkjoin/schema"
 import * as Clock from "effect/Clock"
@@ -41,7 +50,17 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { HistoryStore, StoreError, type Usage } from "./HistoryStore.ts"
+import { randomBytes } from "node:crypto"
+import * as path from "node:path"
+import {
+  HistoryReset,
+  type HistoryIdentity,
+  type HistoryResetReason,
+  HistoryStore,
+  StoreError,
+  type UncertainRecord,
+  type Usage
+} from "./HistoryStore.ts"
 import {
   checkDraft,
   decodeRecordRow,
@@ -142,6 +161,34 @@ const migrations: ReadonlyArray<Migration> = [
           payload   TEXT NOT NULL
         );
       `)
+  },
+  {
+    version: 3,
+    name: "history identity, resets, acknowledgements of uncertain outcomes",
+    up: (c) =>
+      c.exec(`
+        CREATE TABLE history_identity (
+          singleton  INTEGER PRIMARY KEY CHECK (singleton = 1),
+          history_id TEXT NOT NULL,
+          created_at TEXT NOT NULL
+        );
+        CREATE TABLE history_resets (
+          environment_id        TEXT NOT NULL,
+          reset_at              TEXT NOT NULL,
+          history_id            TEXT NOT NULL,
+          previous_history_id   TEXT NOT NULL,
+          previous_last_ordinal INTEGER NOT NULL,
+          reason                TEXT NOT NULL CHECK (reason IN ('missing', 'different', 'older'))
+        );
+        CREATE INDEX history_resets_by_environment ON history_resets (environment_id, reset_at);
+        CREATE TABLE acknowledgements (
+          record_id       TEXT PRIMARY KEY REFERENCES records (record_id),
+          acknowledged_at TEXT NOT NULL,
+          note            TEXT NOT NULL
+        );
+        CREATE INDEX records_uncertain ON records (environment_id, commit_ordinal)
+          WHERE outcome = 'commit_state_uncertain';
+      `)
   }
 ]
 
@@ -167,9 +214,39 @@ const SQL = {
     "FROM records WHERE environment_id = ? AND outcome = 'applied'",
   threadOf: "SELECT parent_thread_id FROM threads WHERE thread_id = ?",
   insertThread: "INSERT INTO threads (thread_id, parent_thread_id, created_at) VALUES (?, ?, ?)",
+  historyId: "SELECT history_id FROM history_identity WHERE singleton = 1",
+  insertHistoryId: "INSERT OR IGNORE INTO history_identity (singleton, history_id, created_at) VALUES (1, ?, ?)",
+  lastOrdinal: "SELECT COALESCE(MAX(commit_ordinal), 0) AS last FROM records WHERE environment_id = ?",
+  openIntentCount: "SELECT COUNT(*) AS n FROM intents WHERE environment_id = ? AND status = 'open'",
+  insertReset: "INSERT INTO history_resets (environment_id, reset_at, history_id, previous_history_id, " +
+    "previous_last_ordinal, reason) VALUES (?, ?, ?, ?, ?, ?)",
+  resets: "SELECT environment_id, reset_at, history_id, previous_history_id, previous_last_ordinal, reason " +
+    "FROM history_resets WHERE environment_id = ? ORDER BY reset_at, rowid",
+  uncertainRecords: "SELECT r.record_id, r.commit_ordinal, r.record_json, a.acknowledged_at, a.note FROM records r " +
+    "LEFT JOIN acknowledgements a ON a.record_id = r.record_id " +
+    "WHERE r.environment_id = ? AND r.outcome = 'commit_state_uncertain' ORDER BY r.commit_ordinal",
+  uncertainRecord: "SELECT r.record_id, r.commit_ordinal, r.record_json, a.acknowledged_at, a.note FROM records r " +
+    "LEFT JOIN acknowledgements a ON a.record_id = r.record_id " +
+    "WHERE r.environment_id = ? AND r.record_id = ? AND r.outcome = 'commit_state_uncertain'",
+  insertAcknowledgement: "INSERT OR IGNORE INTO acknowledgements (record_id, acknowledged_at, note) VALUES (?, ?, ?)",
   isAncestorOf: "WITH RECURSIVE up(t) AS (SELECT ? UNION SELECT parent_thread_id FROM threads JOIN up ON thread_id = up.t " +
     "WHERE parent_thread_id IS NOT NULL) SELECT 1 AS found FROM up WHERE t = ? LIMIT 1"
 } as const
+
+/** A `commit_state_uncertain` record row with its acknowledgement, if any. */
+interface UncertainRow extends RecordRow {
+  readonly acknowledged_at: string | null
+  readonly note: string | null
+}
+
+interface ResetRow {
+  readonly environment_id: string
+  readonly reset_at: string
+  readonly history_id: string
+  readonly previous_history_id: string
+  readonly previous_last_ordinal: number
+  readonly reason: string
+}
 
 interface IntentStateRow {
   readonly environment_id: string
@@ -183,6 +260,43 @@ interface IntentStateRow {
 
 const encodeIntentJson = Schema.encodeSync(JournalIntentFromJson)
 const decodeIntentJson = Schema.decodeUnknownSync(JournalIntentFromJson)
+const decodeReset = Schema.decodeUnknownSync(HistoryReset)
+const decodeTimestamp = Schema.decodeUnknownSync(UtcTimestamp)
+
+const resetOf = (operation: string, row: ResetRow): HistoryReset => {
+  try {
+    return decodeReset({
+      environmentId: row.environment_id,
+      resetAt: row.reset_at,
+      historyId: row.history_id,
+      previousHistoryId: row.previous_history_id,
+      previousLastOrdinal: row.previous_last_ordinal,
+      reason: row.reason
+    })
+  } catch (e) {
+    throw new StoreError({ operation, reason: "Corrupt", detail: `a history reset row does not decode: ${messageOf(e)}`, cause: e })
+  }
+}
+
+const uncertainOf = (operation: string, row: UncertainRow): UncertainRecord => {
+  const record = decodeRecordRow(operation, row)
+  let acknowledgedAt: UtcTimestamp | undefined
+  try {
+    acknowledgedAt = row.acknowledged_at === null ? undefined : decodeTimestamp(row.acknowledged_at)
+  } catch (e) {
+    throw new StoreError({ operation, reason: "Corrupt", detail: `the acknowledgement of ${row.record_id} does not decode`, cause: e })
+  }
+  return { record, acknowledgedAt, note: row.note ?? undefined }
+}
+
+/** A fresh history id: 128 random bits, so two databases never share one by chance. */
+const mintHistoryId = (): string => `hist-${randomBytes(16).toString("hex")}`
+
+/** The history id of the database, minting it first when it has none. Call inside a transaction. */
+const ensureHistoryId = (c: Connection, at: string): string => {
+  c.run(SQL.insertHistoryId, mintHistoryId(), at)
+  return c.get<{ readonly history_id: string }>(SQL.historyId)!.history_id
+}
 
 /** Checks that an intent exists and is open; it must belong to the draft's environment and transaction. */
 const requireOpenIntent = (
@@ -315,7 +429,8 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
   const commitIntent = Effect.fnUntraced(function*(
     intentId: string,
     draft: RecordDraft,
-    committedAtMillis: number
+    committedAtMillis: number,
+    close?: { readonly status: "uncertain"; readonly note: string }
   ) {
     const operation = "HistoryStore.commitIntent"
     const prepared = yield* prepareRecord(operation, draft, committedAtMillis)
@@ -325,7 +440,7 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     const ordinal = yield* sql.transaction(operation, (c) => {
       requireOpenIntent(c, operation, intentId, draft)
       const next = insertRecord(c, prepared, intentId)
-      c.run(SQL.closeIntent, "committed", prepared.committedAt, null, intentId)
+      c.run(SQL.closeIntent, close?.status ?? "committed", prepared.committedAt, close?.note ?? null, intentId)
       return next
     }, { durable: false })
     return recordOf(draft, ordinal, prepared.committedAt)
@@ -434,6 +549,75 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     })
   })
 
+  const identityIn = (c: Connection, location: string | undefined, environmentId: EnvironmentId): HistoryIdentity => ({
+    location,
+    historyId: c.get<{ readonly history_id: string }>(SQL.historyId)?.history_id,
+    lastOrdinal: c.get<{ readonly last: number }>(SQL.lastOrdinal, environmentId)!.last,
+    openIntents: c.get<{ readonly n: number }>(SQL.openIntentCount, environmentId)!.n
+  })
+  const location = sql.file === ":memory:" || sql.file === "" ? undefined : path.resolve(sql.file)
+
+  const identity = Effect.fnUntraced(function*(environmentId: EnvironmentId) {
+    return yield* sql.run("HistoryStore.identity", (c) => identityIn(c, location, environmentId))
+  })
+
+  const establishIdentity = Effect.fnUntraced(function*(environmentId: EnvironmentId, atMillis: number) {
+    const at = utcTimestampFromMillis(atMillis)
+    return yield* sql.transaction("HistoryStore.establishIdentity", (c) => {
+      ensureHistoryId(c, at)
+      return identityIn(c, location, environmentId)
+    })
+  })
+
+  const resetIdentity = Effect.fnUntraced(function*(
+    environmentId: EnvironmentId,
+    atMillis: number,
+    previous: { readonly historyId: string; readonly lastOrdinal: number; readonly reason: HistoryResetReason }
+  ) {
+    const operation = "HistoryStore.resetIdentity"
+    const at = utcTimestampFromMillis(atMillis)
+    return yield* sql.transaction(operation, (c) => {
+      const historyId = ensureHistoryId(c, at)
+      c.run(SQL.insertReset, environmentId, at, historyId, previous.historyId, previous.lastOrdinal, previous.reason)
+      return resetOf(operation, {
+        environment_id: environmentId,
+        reset_at: at,
+        history_id: historyId,
+        previous_history_id: previous.historyId,
+        previous_last_ordinal: previous.lastOrdinal,
+        reason: previous.reason
+      })
+    })
+  })
+
+  const historyResets = Effect.fnUntraced(function*(environmentId: EnvironmentId) {
+    const operation = "HistoryStore.historyResets"
+    return yield* sql.run(operation, (c) => c.all<ResetRow>(SQL.resets, environmentId).map((row) => resetOf(operation, row)))
+  })
+
+  const uncertainRecords = Effect.fnUntraced(function*(environmentId: EnvironmentId) {
+    const operation = "HistoryStore.uncertainRecords"
+    return yield* sql.run(operation, (c) =>
+      c.all<UncertainRow>(SQL.uncertainRecords, environmentId).map((row) => uncertainOf(operation, row)))
+  })
+
+  const acknowledge = Effect.fnUntraced(function*(
+    environmentId: EnvironmentId,
+    recordId: RecordId,
+    atMillis: number,
+    note: string
+  ) {
+    const operation = "HistoryStore.acknowledge"
+    const at = utcTimestampFromMillis(atMillis)
+    return yield* sql.transaction(operation, (c) => {
+      if (c.get(SQL.uncertainRecord, environmentId, recordId) === undefined) {
+        throw new StoreError({ operation, reason: "NotFound", detail: `no commit_state_uncertain record ${recordId} in ${environmentId}` })
+      }
+      c.run(SQL.insertAcknowledgement, recordId, at, note)
+      return uncertainOf(operation, c.get<UncertainRow>(SQL.uncertainRecord, environmentId, recordId)!)
+    })
+  })
+
   return HistoryStore.of({
     putBlobs,
     getBlob,
@@ -446,7 +630,13 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     registerThread,
     recordsByTransaction,
     recordsAfter,
-    usage
+    usage,
+    identity,
+    establishIdentity,
+    resetIdentity,
+    historyResets,
+    uncertainRecords,
+    acknowledge
   })
 })
 

@@ -8,7 +8,7 @@
  *
  * Ingestion is all or nothing: a malformed event (or any event of a batch) fails with an
  * `IngestError` and writes nothing. Re-ingesting the same event (same transaction id and
- * payload) returns the record already stored.
+ * payload) returns the record already stored, and `ingestWithStatus` says it was.
  *
  * It owns parsing, record construction and verification. It does not own the views (which
  * show aggregates and their coverage) nor filesystem writes (it only reads the workspace).
@@ -91,6 +91,18 @@ export interface IngestRequest {
 }
 
 /**
+ * What one ingestion did: the event's record, and whether it was `alreadyRecorded` (the same
+ * event was ingested before; nothing was written) rather than recorded now.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface IngestOutcome {
+  readonly record: PatchHistoryRecord
+  readonly alreadyRecorded: boolean
+}
+
+/**
  * The ingestion service over one environment (and its workspace root, for absolute paths in
  * events and for verification).
  *
@@ -100,6 +112,8 @@ export interface IngestRequest {
 export class ProviderAggregates extends Context.Service<ProviderAggregates, {
   /** Ingests one event as one record (or returns the record it already became). */
   readonly ingest: (request: IngestRequest) => Effect.Effect<PatchHistoryRecord, IngestError | StoreError>
+  /** `ingest`, also saying whether the event was already recorded (a re-ingestion writes nothing). */
+  readonly ingestWithStatus: (request: IngestRequest) => Effect.Effect<IngestOutcome, IngestError | StoreError>
   /** Ingests many events in ONE transaction, all or nothing. */
   readonly ingestMany: (
     requests: ReadonlyArray<IngestRequest>
@@ -254,15 +268,15 @@ export const make = (config: {
     }
 
     /** Writes planned ingestions in the current transaction; an id already stored with the same payload is reused. */
-    const write = (c: Connection, operation: string, planned: ReadonlyArray<Planned>): Array<PatchHistoryRecord> =>
-      planned.map((p) => {
+    const write = (c: Connection, operation: string, planned: ReadonlyArray<Planned>): Array<IngestOutcome> =>
+      planned.map((p): IngestOutcome => {
         const existing = c.get<{ record_id: string; record_json: string; payload: string | null }>(
           SQL.byTransaction,
           env,
           p.transactionId
         )
         if (existing !== undefined) {
-          if (existing.payload === p.payload) return decodeRecordJsonRow(operation, existing)
+          if (existing.payload === p.payload) return { record: decodeRecordJsonRow(operation, existing), alreadyRecorded: true }
           throw new IngestError({
             operation,
             reason: "Conflict",
@@ -272,7 +286,7 @@ export const make = (config: {
         insertBlobs(c, p.blobs)
         const ordinal = insertRecord(c, p.prepared, null)
         c.run(SQL.insertEvent, p.prepared.draft.recordId, p.format, p.payload)
-        return recordOf(p.prepared.draft, ordinal, p.prepared.committedAt)
+        return { record: recordOf(p.prepared.draft, ordinal, p.prepared.committedAt), alreadyRecorded: false }
       })
 
     const guarded = <A>(body: () => Effect.Effect<A, StoreError>): Effect.Effect<A, IngestError | StoreError> =>
@@ -291,7 +305,7 @@ export const make = (config: {
         Effect.catchDefect((d) => (d instanceof IngestError ? Effect.fail(d) : Effect.die(d)))
       )
 
-    const ingestMany = (requests: ReadonlyArray<IngestRequest>) =>
+    const ingestOutcomes = (requests: ReadonlyArray<IngestRequest>) =>
       Effect.gen(function*() {
         const operation = "ProviderAggregates.ingest"
         const now = yield* Clock.currentTimeMillis
@@ -300,7 +314,10 @@ export const make = (config: {
         return yield* transaction(operation, (c) => write(c, operation, planned))
       })
 
-    const ingest = (request: IngestRequest) => Effect.map(ingestMany([request]), (records) => records[0]!)
+    const ingestMany = (requests: ReadonlyArray<IngestRequest>) =>
+      Effect.map(ingestOutcomes(requests), (outcomes) => outcomes.map((o) => o.record))
+    const ingestWithStatus = (request: IngestRequest) => Effect.map(ingestOutcomes([request]), (outcomes) => outcomes[0]!)
+    const ingest = (request: IngestRequest) => Effect.map(ingestWithStatus(request), (o) => o.record)
 
     // ------------------------------------------------------------------------- verify
 
@@ -312,6 +329,18 @@ export const make = (config: {
         return { bytes: fs.readFileSync(abs) as Uint8Array, mode: st.mode & 0o7777 }
       } catch {
         return undefined
+      }
+    }
+
+    /** Why a claimed path has no content to compare: missing, or something other than a regular file. */
+    const notARegularFile = (abs: string): string => {
+      try {
+        const st = fs.lstatSync(abs)
+        return st.isSymbolicLink()
+          ? "is a symbolic link, not a regular file (forkjoin does not follow links when verifying)"
+          : "is not a regular file"
+      } catch {
+        return "does not exist in the workspace"
       }
     }
 
@@ -399,7 +428,7 @@ export const make = (config: {
             continue
           }
           if (disk === undefined) {
-            miss(`${claimed.path} does not exist in the workspace`)
+            miss(`${claimed.path} ${notARegularFile(path.join(root!, ...claimed.path.split("/")))}`)
             changes.push({ kind: claimed.kind, path: claimed.path, ...(claimed.moveFrom === undefined ? {} : { moveFrom: claimed.moveFrom }) } as FileChange)
             continue
           }
@@ -459,5 +488,5 @@ export const make = (config: {
         return recordOf(prepared.draft, ordinal, prepared.committedAt)
       })
 
-    return ProviderAggregates.of({ ingest, ingestMany, verify })
+    return ProviderAggregates.of({ ingest, ingestWithStatus, ingestMany, verify })
   })

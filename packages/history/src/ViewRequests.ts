@@ -50,14 +50,18 @@ export interface TurnRequest extends PageOptions {
 }
 
 /**
- * A record-diff request; `maxLines` caps the diff lines per response (default 2000, max 100000).
+ * A record-diff request naming its records by exactly one of `recordId` (a record id) or
+ * `target` (what a person types: `#N` for the record with commit ordinal N, else a record id,
+ * else a transaction id, whose records are shown in commit order); `maxLines` caps the diff
+ * lines per response (default 2000, max 100000).
  *
  * @category models
  * @since 0.1.0
  */
 export interface DiffRequest extends PageOptions {
   readonly caller: string
-  readonly recordId: string
+  readonly recordId?: string | undefined
+  readonly target?: string | undefined
   readonly maxLines?: number | undefined
 }
 

@@ -1,9 +1,9 @@
 /**
  * The history views (SPEC §4.4): `timeline` (a thread's or a turn's records in commit
- * order), `turn` (a turn's per-path net changes, moves followed), `diff` (one record as
- * bounded unified diffs, from the blobs) and `file` (one path across the caller's thread and
- * its descendants, following moves both ways). Every response is a page with `coverage`,
- * `truncated`, an opaque `nextCursor` and the `caps` in force.
+ * order), `turn` (a turn's per-path net changes, moves followed), `diff` (one record, or every
+ * record of a transaction, as bounded unified diffs from the blobs) and `file` (one path
+ * across the caller's thread and its descendants, following moves both ways). Every response
+ * is a page with `coverage`, `truncated`, an opaque `nextCursor` and the `caps` in force.
  *
  * Scope: every request names the caller's thread; it sees that thread and its registered
  * descendants (`HistoryStore.registerThread`), nothing else. Paths are workspace-relative
@@ -100,7 +100,7 @@ export class HistoryViews extends Context.Service<HistoryViews, {
   readonly timeline: (request: TimelineRequest) => ViewEffect<TimelinePage>
   /** A turn's per-path net changes (sorted by path), moves followed. */
   readonly turn: (request: TurnRequest) => ViewEffect<TurnPage>
-  /** One record's changes as bounded unified diffs. */
+  /** The changes of one record (by id or `#N`) or of a transaction's records, as bounded unified diffs. */
   readonly diff: (request: DiffRequest) => ViewEffect<DiffPage>
   /** One path's history across the caller's thread and descendants, moves followed both ways. */
   readonly file: (request: FileRequest) => ViewEffect<FilePage>

@@ -21,6 +21,7 @@ export const OrchestratorErrorCode = Schema.Literals([
   "conflict_stale",
   "unresolved_subagent_conflicts",
   "unknown_run",
+  "run_cancelled",
   "run_not_resumable",
   "mutating_subagents_in_open_batch",
   "mutating_subagents_not_granted",

@@ -123,6 +123,17 @@ export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options
       onChild: (r: Children.ChildResult) => options.progress!(`child ${r.id}: ${r.status} (${r.observations.length} actions)`)
     })
   }).pipe(Effect.mapError(artifactFailure("Running the children")))
+  const cancelled = ran.results.filter((r) => r.status === "cancelled")
+  if (cancelled.length > 0) {
+    // A cancelled run stops before the join: nothing of it reaches the workspace.
+    return yield* new OrchestratorError({
+      code: "run_cancelled",
+      paths: [],
+      message: `The run was cancelled before the join: ${ran.results.length - cancelled.length} child(ren) had ended, ` +
+        `${cancelled.length} were cancelled (${cancelled.map((r) => r.id).join(", ")}); nothing was written to the workspace. ` +
+        `Their artifacts are in ${runDirectory}; run the plan again to start over.`
+    })
+  }
   for (const t of plan.tasks) {
     if (t.changesetFile !== undefined) yield* stageChangeset(path.resolve(options.planDirectory, t.changesetFile), runDirectory, t.id)
   }

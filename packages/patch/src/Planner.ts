@@ -65,6 +65,8 @@ export const planPatch = (
   const writer = new Map<RelativePath, Writer>()
   const moves: Array<{ from: RelativePath; to: RelativePath }> = []
   const summary: Array<SummaryLine> = []
+  // Paths an earlier operation of this patch removed, so a later one can say so.
+  const removed = new Map<RelativePath, { readonly movedTo?: RelativePath }>()
   const state = (path: RelativePath): FileState | undefined => {
     const v = vfs.get(path)
     if (v !== undefined) return v
@@ -100,22 +102,30 @@ export const planPatch = (
             planError(
               "target_exists",
               [path],
-              `Add File target ${path} already exists; change it with '*** Update File: ${path}', or request the overwrite grant to replace it.`
+              `Add File target ${path} already exists; change it with '*** Update File: ${path}', or allow replacing it (forkjoin apply --allow-overwrite, the overwrite grant).`
             )
           )
         }
         vfs.set(path, { _tag: "File", bytes: encoder.encode(op.contents) })
+        removed.delete(path)
         writer.set(path, "add")
         summary.push({ status: "A", path })
         break
       }
       case "DeleteFile": {
         if (s._tag === "Missing") {
-          return Result.fail(planError("target_missing", [path], `Failed to delete file ${path}: it does not exist.`))
+          const gone = removed.get(path)
+          const why = gone === undefined
+            ? "it does not exist"
+            : gone.movedTo === undefined
+            ? "it was already deleted earlier in this patch; delete it once"
+            : `it was moved to ${gone.movedTo} earlier in this patch; delete ${gone.movedTo} instead, or drop this delete`
+          return Result.fail(planError("target_missing", [path], `Failed to delete file ${path}: ${why}.`))
         }
         if (s._tag !== "File") return notRegular(path, s, "Failed to delete file")
         vfs.set(path, { _tag: "Missing" })
         writer.delete(path)
+        removed.set(path, {})
         summary.push({ status: "D", path })
         break
       }
@@ -155,12 +165,14 @@ export const planPatch = (
             planError(
               "unsafe_move",
               [path, dest],
-              `Move destination ${dest} already exists; choose a new path, or request the overwrite grant to replace it.`
+              `Move destination ${dest} already exists; choose a new path, or allow replacing it (forkjoin apply --allow-overwrite, the overwrite grant).`
             )
           )
         }
         vfs.set(dest, { _tag: "File", bytes: updated.success })
         vfs.set(path, { _tag: "Missing" })
+        removed.set(path, { movedTo: dest })
+        removed.delete(dest)
         writer.set(dest, "move")
         writer.delete(path)
         moves.push({ from: path, to: dest })

@@ -76,14 +76,14 @@ const pathError = (raw: string, problem: PathProblem): EngineError => {
         code: "path_outside_roots",
         stage: 3,
         paths: [raw],
-        message: `Path '${raw}' is absolute; write paths relative to the workspace root.`
+        message: `Path '${raw}' is absolute; use paths relative to the workspace root.`
       })
     case "escaping_path":
       return new EngineError({
         code: "path_outside_roots",
         stage: 3,
         paths: [raw],
-        message: `Path '${raw}' escapes the workspace with '..'; write paths inside the workspace.`
+        message: `Path '${raw}' escapes the workspace with '..'; use paths inside the workspace.`
       })
     case "empty_path":
       return new EngineError({

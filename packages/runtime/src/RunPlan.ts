@@ -83,6 +83,8 @@ export type PlannedResolution = typeof PlannedResolution.Type
  * @since 0.1.0
  */
 export const RunPlanInput = Schema.Struct({
+  /** Where an editor finds this file's JSON Schema (`forkjoin schema plan`); ignored when running. */
+  $schema: Schema.optionalKey(Schema.String),
   schemaVersion: Schema.Literal(1),
   autonomy: Schema.optionalKey(Schema.Literals(["off", "supervised", "safe", "bold"])),
   tasks: Schema.Array(TaskInput),
@@ -153,8 +155,9 @@ export class PlanError extends Schema.TaggedError<PlanError>()("PlanError", {
 
 /**
  * Validates an untrusted plan value: schema, unique task ids, write scopes (refused when
- * absolute, escaping or empty on a mutating task; forbidden on a read-only task) and every
- * action's name and argument.
+ * absolute, escaping, a glob, inside a `.git` or `.forkjoin` folder, or empty on a mutating
+ * task; forbidden on a read-only task), every action's name and argument, `resolve` entries
+ * naming mutating tasks, and `between` paths (the same path rules as scopes).
  *
  * @category constructors
  * @since 0.1.0

@@ -296,15 +296,23 @@ export const run = (options: SessionOptions): Effect.Effect<SessionResult, never
       }).pipe(Effect.map((o) => overlayView(o, options)))
 
     const started = yield* Clock.currentTimeMillis
+    let lastTurn = started
     const loop = (view: View) =>
       Effect.gen(function*() {
         while (steps.length < maxSteps) {
           // Steps can run synchronously back to back: check the deadline between them and yield,
           // so the timeout (and an interruption) takes effect even when no step waits.
-          if (options.timeoutMs !== undefined && (yield* Clock.currentTimeMillis) - started >= options.timeoutMs) {
+          const now = yield* Clock.currentTimeMillis
+          if (options.timeoutMs !== undefined && now - started >= options.timeoutMs) {
             return { status: "timed_out" as const }
           }
           yield* Effect.yieldNow
+          // Microtask yields never let the event loop run: every 20 ms give it a turn, so
+          // timers and signals (Ctrl-C) reach a session whose steps never wait.
+          if (now - lastTurn >= 20) {
+            lastTurn = now
+            yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+          }
           const raw = yield* driver.next(steps)
           if (raw === undefined) return { status: "driver_stopped" as const }
           const decoded = decodeAction(raw)

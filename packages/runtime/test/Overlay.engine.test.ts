@@ -70,6 +70,11 @@ const fakeEngine = (answers: Readonly<Record<string, Answer>>, calls: Calls) =>
         applyPatch: () => refused,
         applyPlan: () => refused,
         repair: refused,
+        startupRepair: { outcomes: [] },
+        historyReset: undefined,
+        historyResets: Effect.succeed([]),
+        uncertainOutcomes: Effect.succeed([]),
+        acknowledge: () => refused,
         read: () => Effect.die(new Error("the overlay must ask Engine.inspect, not Engine.read")),
         inspect: (paths) =>
           Effect.sync(() => {

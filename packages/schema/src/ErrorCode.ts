@@ -33,7 +33,10 @@ export const EngineErrorCode = Schema.Literals([
   "stale_file",
   "lock_timeout",
   "commit_failed",
-  "history_unavailable"
+  "history_unavailable",
+  // The workspace remembers a history the database does not hold (missing, emptied, another
+  // workspace's, an older copy): refused until restored or reset (`forkjoin repair --reset-history`).
+  "history_missing"
 ])
 
 /**

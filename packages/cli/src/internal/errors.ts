@@ -1,7 +1,7 @@
 /**
  * The CLI's failures and the one place that turns any of them into what the process prints
  * and its exit code: usage errors (exit 2, stderr only), engine rejections (exit 1, the
- * `--json` error body or `error[code] (stage n)` text), history command refusals and failed
+ * `--json` error body or `error[code] (stage name)` text), history command refusals and failed
  * runs. It also maps the lower layers' errors (`StoreError`, `ViewError`, `IngestError`,
  * `GitExportError`) onto those, keeping each one as the `cause`.
  *
@@ -15,7 +15,7 @@ import type { StoreError } from "@forkjoin/history/HistoryStore"
 import type { IngestError } from "@forkjoin/history/ProviderAggregates"
 import type { ViewError } from "@forkjoin/history/ViewError"
 import type { OrchestratorError } from "@forkjoin/orchestrator/OrchestratorError"
-import { type EngineError, type EngineErrorBody, toBody } from "@forkjoin/schema/EngineError"
+import { type EngineError, type EngineErrorBody, stageNameOf, toBody } from "@forkjoin/schema/EngineError"
 import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Cause from "effect/Cause"
 import { CliError, CliOutput } from "effect/cli"
@@ -142,14 +142,14 @@ export const toHistoryCommandError = (what: "read" | "used") =>
 // -------------------------------------------------------------------------------------
 
 /**
- * Human rejection text for stderr: `error[<code>] (stage <n>): <message>` then the paths
- * and any details a model can act on.
+ * Human rejection text for stderr: `error[<code>] (stage <name>): <message>` (the stage's
+ * name, `resolve`, not its number) then the paths and any details a model can act on.
  *
  * @category combinators
  * @since 0.1.0
  */
 export const renderEngineError = (error: EngineErrorBody): string => {
-  const lines = [`error[${error.code}] (stage ${error.stage}): ${error.message}`]
+  const lines = [`error[${error.code}] (stage ${error.stageName ?? stageNameOf(error.stage)}): ${error.message}`]
   for (const p of error.paths) lines.push(`  path: ${p}`)
   if (error.line !== undefined) lines.push(`  patch line: ${error.line}`)
   if (error.candidates !== undefined && error.candidates.length > 0) {

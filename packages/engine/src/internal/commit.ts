@@ -5,7 +5,7 @@
  * under the lock. The journal and history around these steps live in `commitLocked.ts`.
  */
 import type { Plan } from "@forkjoin/patch"
-import { errnoOf } from "@forkjoin/patch/SystemError"
+import { describeSystemError, errnoOf, remedyOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import type { RelativePath } from "@forkjoin/schema"
 import { randomBytes } from "node:crypto"
@@ -40,14 +40,10 @@ export interface Step {
   readonly original: ResolvedTarget
 }
 
-/** `CODE: message` of a system error for commit messages (the code alone says too little here). */
-const describe = (error: unknown): string => {
-  const code = errnoOf(error)
-  if (code === undefined) return String(error)
-  const message = typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
-    ? error.message
-    : undefined
-  return message === undefined ? code : `${code}: ${message}`
+/** The closing advice of a commit message: what to do about the error's code, then retry. */
+const retryAdvice = (error: unknown): string => {
+  const remedy = remedyOf(error)
+  return remedy === undefined ? "Fix the cause and retry." : `${remedy[0]!.toUpperCase()}${remedy.slice(1)}, then retry.`
 }
 
 /** The temp file name beside `absolute`; `tag` (the intent id) lets repair find leftovers. */
@@ -206,7 +202,7 @@ export const stageSteps = (io: WriterIo, steps: ReadonlyArray<Step>, tag: string
       code: "commit_failed",
       stage: 7,
       paths: current === undefined ? [] : [current.path],
-      message: `Staging ${current === undefined ? "the plan" : `'${current.path}'`} failed (${describe(error)}); nothing was changed. Fix the cause and retry.`,
+      message: `Staging ${current === undefined ? "the plan" : `'${current.path}'`} failed (${describeSystemError(error)}); nothing was changed. ${retryAdvice(error)}`,
       cause: error
     })
   }
@@ -251,13 +247,15 @@ export const commitStaged = (io: WriterIo, staged: Staged, afterRename?: (k: num
     }
     removeTempsAndDirs(io, temps.values(), staged.createdDirs)
     const failedPath = current?.path
+    // A step without staged content removes its file: say "Deleting", not "Writing".
+    const verb = current !== undefined && current.after === undefined ? "Deleting" : "Writing"
     throw new EngineError({
       code: "commit_failed",
       stage: 8,
       paths: [...new Set([...(failedPath === undefined ? [] : [failedPath]), ...unrestored])],
       message: unrestored.length === 0
-        ? `Writing ${failedPath === undefined ? "the plan" : `'${failedPath}'`} failed (${describe(error)}); every file was restored and the workspace is unchanged. Fix the cause and retry.`
-        : `Writing '${failedPath}' failed (${describe(error)}) and restoring ${unrestored.map((p) => `'${p}'`).join(", ")} also failed; those files may hold the new content. Inspect them before retrying.`,
+        ? `${verb} ${failedPath === undefined ? "the plan" : `'${failedPath}'`} failed (${describeSystemError(error)}); every file was restored and the workspace is unchanged. ${retryAdvice(error)}`
+        : `${verb} '${failedPath}' failed (${describeSystemError(error)}) and restoring ${unrestored.map((p) => `'${p}'`).join(", ")} also failed; those files may hold the new content. Inspect them before retrying.`,
       cause: error
     })
   }

@@ -34,13 +34,17 @@ export const checkGuards = (guards: Guards, files: ReadonlyMap<string, FileState
     const s = files.get(p)
     const live = s?._tag === "File" ? sha256(s.bytes) : null
     if (live !== h) {
+      // A link or a directory has no content hash (so only a hash guard fails on it), but it
+      // is not absent either: say what is there.
+      const expected = h ?? "absent"
+      const found = s?._tag === "Directory" || s?._tag === "Other"
+        ? `'${p}' is ${s._tag === "Directory" ? "a directory" : s.description}, not a regular file at the expected ${expected}`
+        : `'${p}' is ${live === null ? "absent" : `at ${live}`}, not at the expected ${expected}`
       return new EngineError({
         code: "version_guard_failed",
         stage: 2,
         paths: [p],
-        message: `'${p}' is ${live === null ? "absent" : `at ${live}`}, not at the expected ${
-          h ?? "absent"
-        }; re-read the file and rebuild the patch.`
+        message: `${found}; re-read the file and rebuild the patch.`
       })
     }
   }

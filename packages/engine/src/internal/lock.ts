@@ -3,16 +3,19 @@
  * two engines in one process never commit the same file at once. Cross-process: a SQLite
  * write transaction (`BEGIN IMMEDIATE`) on `<workspace>/.forkjoin/lock.db`: exclusive among
  * processes, and released by the OS if the holder dies (no stale lock files). Acquisition
- * polls without blocking the event loop and gives up with `lock_timeout`.
+ * polls without blocking the event loop and gives up with `lock_timeout`. The lock's folder
+ * must pass the state-folder rule (`openStateFolder`): a lock that would be created through a
+ * link is never opened, and every acquisition fails with that refusal instead.
  */
 import Database from "better-sqlite3"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Semaphore from "effect/Semaphore"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
-import * as fs from "node:fs"
 import * as path from "node:path"
+import { openStateFolder } from "../Policy.ts"
 
 const registry = new Map<string, Semaphore.Semaphore>()
 
@@ -38,24 +41,32 @@ export const withPathLocks = <A, E, R>(
     effect
   )
 
-/** A cross-process workspace lock backed by one SQLite connection. */
+/**
+ * A cross-process workspace lock backed by one SQLite connection, in the state folder that
+ * holds `file` (`<workspace>/.forkjoin/lock.db`). A folder the state-folder rule refuses
+ * leaves the lock unopened: `with` then fails with that refusal (the engine's open fails typed).
+ */
 export class WorkspaceLock {
-  private readonly db: Database.Database
+  /** The open lock database, or why its folder was refused. */
+  private readonly opened: Result.Result<Database.Database, EngineError>
   private readonly local = Semaphore.makeUnsafe(1)
 
   constructor(file: string) {
-    fs.mkdirSync(path.dirname(file), { recursive: true })
-    this.db = new Database(file)
-    // Never wait inside SQLite: that would block the event loop; we poll instead.
-    this.db.pragma("busy_timeout = 0")
-    // The lock database never holds data: no rollback journal file to create and delete per
-    // lock (OFF is refused in better-sqlite3's defensive mode; MEMORY is equivalent here).
-    this.db.pragma("journal_mode = MEMORY")
+    const dir = path.dirname(file)
+    this.opened = Result.map(openStateFolder(dir, path.basename(dir)), () => {
+      const db = new Database(file)
+      // Never wait inside SQLite: that would block the event loop; we poll instead.
+      db.pragma("busy_timeout = 0")
+      // The lock database never holds data: no rollback journal file to create and delete per
+      // lock (OFF is refused in better-sqlite3's defensive mode; MEMORY is equivalent here).
+      db.pragma("journal_mode = MEMORY")
+      return db
+    })
   }
 
-  private tryBegin(): boolean {
+  private tryBegin(db: Database.Database): boolean {
     try {
-      this.db.exec("BEGIN IMMEDIATE")
+      db.exec("BEGIN IMMEDIATE")
       return true
     } catch (error) {
       if (errnoOf(error)?.startsWith("SQLITE_BUSY") === true) {
@@ -67,7 +78,9 @@ export class WorkspaceLock {
 
   /** Runs `effect` while holding the workspace lock; `lock_timeout` after `timeoutMs`. */
   with<A, E, R>(timeoutMs: number, paths: ReadonlyArray<string>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | EngineError, R> {
-    const tryBegin = () => this.tryBegin()
+    if (Result.isFailure(this.opened)) return Effect.fail(this.opened.failure)
+    const db = this.opened.success
+    const tryBegin = () => this.tryBegin(db)
     const acquire = Effect.gen(function*() {
       const deadline = (yield* Clock.currentTimeMillis) + timeoutMs
       let delay = 1
@@ -84,7 +97,6 @@ export class WorkspaceLock {
         delay = Math.min(delay * 2, 20)
       }
     })
-    const db = this.db
     const release = Effect.sync(() => {
       if (db.inTransaction) db.exec("ROLLBACK")
     })
@@ -93,6 +105,6 @@ export class WorkspaceLock {
 
   /** Closes the connection (releases the lock if held). */
   close(): void {
-    if (this.db.open) this.db.close()
+    if (Result.isSuccess(this.opened) && this.opened.success.open) this.opened.success.close()
   }
 }

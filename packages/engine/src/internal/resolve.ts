@@ -7,7 +7,7 @@
  */
 import type { FileState } from "@forkjoin/patch"
 import { isInside, relativeUnder } from "@forkjoin/patch/RelativePath"
-import { errnoOf } from "@forkjoin/patch/SystemError"
+import { errnoOf, remedyOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
@@ -78,7 +78,7 @@ export const resolveTarget = (ctx: ResolveContext, rel: string): ResolvedTarget 
   const segments = rel.split("/")
   // `normalizeRelativePath` already guarantees this; re-checked because escaping is fatal.
   if (segments.some((s) => s === "" || s === "." || s === "..") || path.isAbsolute(rel)) {
-    throw fail("path_invalid", rel, `Path '${rel}' is not a normalized relative path; write it like 'src/a.ts'.`)
+    throw fail("path_invalid", rel, `Path '${rel}' is not a normalized relative path; give it like 'src/a.ts'.`)
   }
   denyByPolicy(ctx, rel, rel)
   const target = walk(ctx, rel, segments)
@@ -95,7 +95,7 @@ const denyByPolicy = (ctx: ResolveContext, rel: string, landed: string): void =>
       throw fail(
         "path_denied_by_policy",
         rel,
-        `Path '${rel}' matches the denied pattern '${glob}' of the workspace policy; edit files outside it.`
+        `Path '${rel}' matches the denied pattern '${glob}' of the workspace policy, which forkjoin neither reads nor changes; use paths outside it.`
       )
     }
   }
@@ -122,7 +122,7 @@ const walk = (ctx: ResolveContext, rel: string, segments: ReadonlyArray<string>)
       if (errno === "ENOTDIR") {
         throw fail("path_invalid", rel, `Path '${rel}' goes through a component that is not a directory; fix the path.`, error)
       }
-      throw fail("path_invalid", rel, `Cannot inspect '${rel}' (${errno ?? String(error)}); check its permissions.`, error)
+      throw fail("path_invalid", rel, `Cannot inspect '${rel}' (${errno ?? String(error)}); ${remedyOf(error) ?? "check the path and its permissions"}.`, error)
     }
 
     if (stat.isSymbolicLink()) {
@@ -134,7 +134,7 @@ const walk = (ctx: ResolveContext, rel: string, segments: ReadonlyArray<string>)
         throw fail(
           "path_outside_roots",
           rel,
-          `Path '${rel}' goes through a symbolic link that does not resolve; refusing to write through it.`,
+          `Path '${rel}' goes through a symbolic link that does not resolve, so where it leads cannot be checked; use the real path of the file.`,
           error
         )
       }
@@ -142,7 +142,7 @@ const walk = (ctx: ResolveContext, rel: string, segments: ReadonlyArray<string>)
         throw fail(
           "path_outside_roots",
           rel,
-          `Path '${rel}' goes through a symbolic link that leads outside the workspace and its allowed roots; edit the real file inside the workspace instead.`
+          `Path '${rel}' goes through a symbolic link that leads outside the workspace and its allowed roots; only files inside them can be used.`
         )
       }
       if (isLast) {
@@ -165,7 +165,7 @@ const walk = (ctx: ResolveContext, rel: string, segments: ReadonlyArray<string>)
         try {
           bytes = fs.readFileSync(next)
         } catch (error) {
-          throw fail("path_invalid", rel, `Cannot read '${rel}' (${errnoOf(error) ?? String(error)}); check its permissions.`, error)
+          throw fail("path_invalid", rel, `Cannot read '${rel}' (${errnoOf(error) ?? String(error)}); ${remedyOf(error) ?? "check the file and its permissions"}.`, error)
         }
         return { path: rel, absolute: next, state: { _tag: "File", bytes }, mode: stat.mode & 0o7777 }
       }

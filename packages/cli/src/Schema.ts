@@ -1,0 +1,171 @@
+/**
+ * `forkjoin schema NAME`: the JSON Schemas (draft 2020-12) of the files a user writes or reads
+ * — the plan file of `forkjoin run`, a changeset a child exports, a patch history record —
+ * generated from the Effect schemas that decode them, so editors can validate a plan before
+ * forkjoin sees it and tools can check what forkjoin prints.
+ *
+ * Owns the documents: which schema each name prints, its `$id`, title and descriptions, and
+ * the plan's editor view (its actions typed instead of decoded one by one). It does not own the
+ * formats (`@forkjoin/runtime/RunPlan`, `@forkjoin/schema/Changeset`,
+ * `@forkjoin/schema/PatchHistoryRecord`), which stay the final authority: a generated JSON
+ * Schema is a preliminary check (custom filters such as path rules are not expressible).
+ * The Codex turn diff is a unified diff, not JSON, and the Claude tool event has no schema
+ * yet (its parser reads it by hand), so neither has a document here.
+ *
+ * @since 0.1.0
+ */
+import { Action } from "@forkjoin/runtime/Action"
+import { RunPlanInput, TaskInput } from "@forkjoin/runtime/RunPlan"
+import { Changeset } from "@forkjoin/schema/Changeset"
+import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
+import * as JsonSchema from "effect/JsonSchema"
+import * as Schema from "effect/Schema"
+
+// -------------------------------------------------------------------------------------
+// models
+// -------------------------------------------------------------------------------------
+
+// Key-level: a value annotation is dropped where the value carries a filter JSON Schema cannot
+// express (ids, paths), a key annotation never is.
+const described = <S extends Schema.Top>(field: S, description: string): S["Rebuild"] =>
+  field.pipe(Schema.annotateKey({ description }))
+
+/**
+ * The plan file as an editor sees it: `RunPlanInput` with each task's `actions` typed as the
+ * action protocol's one-key objects (the runtime decodes them one at a time so an unknown name
+ * gets its own message) and a description on every key. Fields added to `RunPlanInput` or
+ * `TaskInput` appear here unchanged.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const PlanFile = RunPlanInput.mapFields((plan) => ({
+  ...plan,
+  schemaVersion: described(plan.schemaVersion, "The plan format's version: 1."),
+  autonomy: described(
+    plan.autonomy,
+    "How much the run may do on its own: 'off' and 'supervised' allow read-only children only; 'safe', 'bold' " +
+      "(or no autonomy key) also allow mutating children."
+  ),
+  tasks: described(
+    Schema.Array(TaskInput.mapFields((task) => ({
+      ...task,
+      id: described(task.id, "Unique task id: 1-128 of [A-Za-z0-9._-], starting with a letter, digit or '_'."),
+      mode: described(
+        task.mode,
+        "'transactional_write' stages edits in an overlay confined to writeScope and exports a changeset; " +
+          "'read_only' may only read."
+      ),
+      writeScope: described(
+        task.writeScope,
+        "The workspace-relative directories or files a transactional_write task may change (required and non-empty " +
+          "for it, absent for read_only). Paths, not globs: '*' and '?' are refused, as is any .git or .forkjoin folder."
+      ),
+      maxAttempts: described(task.maxAttempts, "Attempts before the child fails, 1-3 (default 1)."),
+      timeoutMs: described(task.timeoutMs, "The child's deadline in milliseconds (default 600000)."),
+      actions: described(
+        Schema.optionalKey(Schema.Array(Action)),
+        "A scripted child: its actions in order, each an object with one key, the action name. Exactly one of " +
+          "actions and changesetFile."
+      ),
+      changesetFile: described(
+        task.changesetFile,
+        "A changeset produced elsewhere, relative to the plan file, its blobs in blobs/sha256/<hex> beside it. " +
+          "Exactly one of actions and changesetFile."
+      )
+    }))),
+    "The children, joined in this order."
+  ),
+  between: described(
+    plan.between,
+    "Edits written directly to the workspace after the children finish and before the join (to rehearse drift)."
+  ),
+  resolve: described(
+    plan.resolve,
+    "Resolutions of the run's conflicts, per child (and optionally per path): apply, discard, or content."
+  ),
+  atomic: described(plan.atomic, "Apply all children or none, as one transaction."),
+  verify: described(plan.verify, "A command run after each child is applied; the child is rolled back when it fails.")
+}))
+
+/**
+ * What `forkjoin schema` prints for each name: the schema, whether keys it does not model are
+ * errors (as its decoder treats them), and the document's title and description.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const documents = {
+  plan: {
+    schema: PlanFile,
+    // `forkjoin run` decodes plans strictly: an unknown key is a typo to report.
+    strict: true,
+    title: "forkjoin plan file (schemaVersion 1)",
+    description: "The plan of 'forkjoin run PLAN.json': the tasks to run as children, and how to join them."
+  },
+  changeset: {
+    schema: Changeset,
+    // Changesets cross a trust boundary and are decoded strictly.
+    strict: true,
+    title: "forkjoin changeset (schemaVersion 1)",
+    description: "What a child exports: per touched path its first preimage and last postimage, content in the blob store " +
+      "by sha256 hash ('forkjoin run --export-only --json' prints them under results[].changeset)."
+  },
+  record: {
+    schema: PatchHistoryRecord,
+    // Records are read back leniently: a reader of schemaVersion 1 ignores keys it does not know.
+    strict: false,
+    title: "forkjoin patch history record (schemaVersion 1)",
+    description: "One transaction in the patch history, as 'forkjoin apply --json' prints it under record and the " +
+      "history views list it."
+  }
+} as const
+
+/**
+ * The names `forkjoin schema` accepts.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type SchemaName = keyof typeof documents
+
+/**
+ * The `$id` of a document: a URN naming the format and its schemaVersion (forkjoin publishes no
+ * schema URL; a URN identifies the document without pretending one exists).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const idOf = (name: SchemaName): string => `urn:forkjoin:schema:${name}:1`
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * The JSON Schema (draft 2020-12) of `name`, with `$schema`, `$id`, `title`, `description`
+ * and any shared definitions under `$defs`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const documentOf = (name: SchemaName): JsonSchema.JsonSchema => {
+  const d = documents[name]
+  const generated = Schema.toJsonSchemaDocument(d.schema, { onExcessProperty: d.strict ? "error" : "ignore" })
+  return {
+    $schema: JsonSchema.META_SCHEMA_URI_DRAFT_2020_12,
+    $id: idOf(name),
+    title: d.title,
+    description: d.description,
+    ...generated.schema,
+    ...(Object.keys(generated.definitions).length === 0 ? {} : { $defs: generated.definitions })
+  }
+}
+
+/**
+ * What `forkjoin schema NAME` prints: the document as indented JSON and a final newline.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const render = (name: SchemaName): string => JSON.stringify(documentOf(name), null, 2) + "\n"

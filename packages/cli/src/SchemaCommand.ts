@@ -1,0 +1,51 @@
+/**
+ * The `forkjoin schema` command: its argument and help text, wired to the documents in
+ * `Schema.ts` (loaded on demand). Exit 0 printed, 2 usage error (an unknown name).
+ *
+ * @since 0.1.0
+ */
+import { Argument, Command } from "effect/cli"
+import * as Effect from "effect/Effect"
+import type * as SchemaModule from "./Schema.ts"
+import { writeStdout } from "./internal/output.ts"
+
+// Kept here, not read from Schema.ts, so parsing and help do not load the schemas;
+// `satisfies` keeps the list and the documents in step.
+const NAMES = ["plan", "changeset", "record"] as const satisfies ReadonlyArray<SchemaModule.SchemaName>
+
+/**
+ * `forkjoin schema plan|changeset|record`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const schema = Command.make(
+  "schema",
+  {
+    name: Argument.Literals("NAME", NAMES).pipe(
+      Argument.withDescription(
+        "plan (the plan file of 'forkjoin run'), changeset (what a child exports) or record (a patch history record)"
+      )
+    )
+  },
+  Effect.fn("forkjoin.schema")(function*(input) {
+    // Loaded on demand, like every command but apply/repair: start-up only pays for what runs.
+    const Schema = yield* Effect.promise(() => import("./Schema.ts"))
+    yield* writeStdout(Schema.render(input.name))
+  })
+).pipe(
+  Command.withDescription(
+    "Print the JSON Schema (draft 2020-12) of a file forkjoin reads or writes, generated from the schema that " +
+      "decodes it: 'plan' for 'forkjoin run' plan files, 'changeset' for exported changesets ('run --export-only " +
+      "--json', results[].changeset), 'record' for patch history records ('apply --json', the history views). Point " +
+      "an editor at the plan schema to check plan files as you type (in VS Code, a \"json.schemas\" entry with a " +
+      "fileMatch). The schema is a first check: forkjoin's own validation has the last word (path rules, unique ids, " +
+      "exactly one of actions and changesetFile) and names the JSON path of the first problem. Exit 0 printed, 2 " +
+      "usage error."
+  ),
+  Command.withShortDescription("Print the JSON Schema of plan files, changesets or history records"),
+  Command.withExamples([
+    { command: "forkjoin schema plan > plan.schema.json", description: "Save the plan file's schema for an editor" },
+    { command: "forkjoin schema record", description: "The shape of the record 'forkjoin apply --json' prints" }
+  ])
+)

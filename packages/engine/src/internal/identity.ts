@@ -1,0 +1,278 @@
+/**
+ * What a workspace remembers of its history (SPEC §4.5, issue 9): `.forkjoin/identity.json`,
+ * beside the lock, names each history database the workspace used (by its path: relative to
+ * the state folder for the default `history.db`, absolute and real otherwise), that
+ * database's history id, the environment, and the last commit ordinal seen. At open the
+ * engine compares it with the identity kept inside the database (`HistoryStore.identity`): a
+ * missing, emptied, different or older database is refused with `history_missing` before
+ * anything is written, unless the open is a deliberate reset, which adopts the database and
+ * records the reset in it. The file is replaced atomically (temp file and rename); the last
+ * ordinal is updated after commits, at most once a second while an engine lives and when it
+ * closes (a write costs about as much as a third of a small apply; a lagging ordinal only
+ * makes the older-copy check less strict).
+ *
+ * It owns the file, the verdict and the refusal's wording. It does not own the database's
+ * identity (the store), nor when the check runs (`Engine.ts`).
+ */
+import type { HistoryIdentity, HistoryReset, HistoryResetReason, HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
+import { errnoOf } from "@forkjoin/patch/SystemError"
+import type { EnvironmentId } from "@forkjoin/schema"
+import { EngineError } from "@forkjoin/schema/EngineError"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fromStoreError } from "../HistoryFailure.ts"
+
+/** The file's name inside the state folder. */
+export const IDENTITY_FILE = "identity.json"
+
+/** The key of the default database (`<state folder>/history.db`): no `--db` needed to name it. */
+const DEFAULT_DB_KEY = "history.db"
+
+/** One remembered history: the database it lives in, its id, and how far this workspace saw it go. */
+export const RememberedHistory = Schema.Struct({
+  db: Schema.String,
+  historyId: Schema.String,
+  environmentId: Schema.String,
+  lastOrdinal: Schema.Int
+})
+
+/** A remembered history. */
+export type RememberedHistory = typeof RememberedHistory.Type
+
+/** `identity.json`. */
+export const IdentityFile = Schema.Struct({
+  schemaVersion: Schema.Literal(1),
+  histories: Schema.Array(RememberedHistory)
+})
+
+/** The parsed file. */
+export type IdentityFile = typeof IdentityFile.Type
+
+const decodeFile = Schema.decodeUnknownSync(Schema.fromJsonString(IdentityFile))
+const EMPTY: IdentityFile = { schemaVersion: 1, histories: [] }
+
+/**
+ * The key a database is remembered under: its path relative to the state folder when it is
+ * inside (so the default one is `history.db` wherever the workspace lives), else its real
+ * absolute path.
+ */
+export const databaseKey = (stateDir: string, location: string): string => {
+  let real = location
+  try {
+    real = path.join(fs.realpathSync(path.dirname(location)), path.basename(location))
+  } catch {
+    // the folder is gone: the path as given is the best name
+  }
+  const rel = path.relative(stateDir, real)
+  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel.split(path.sep).join("/") : real
+}
+
+/** Reads `identity.json`; a missing file remembers nothing, an unreadable one is refused. */
+export const readIdentityFile = (file: string): IdentityFile | EngineError => {
+  let text: string
+  try {
+    text = fs.readFileSync(file, "utf8")
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return EMPTY
+    return new EngineError({
+      code: "history_unavailable",
+      stage: 9,
+      paths: [],
+      message: `Cannot read '${file}' (${errnoOf(error) ?? String(error)}), which records this workspace's history; check its permissions.`,
+      cause: error
+    })
+  }
+  try {
+    return decodeFile(text)
+  } catch (error) {
+    return new EngineError({
+      code: "history_unavailable",
+      stage: 9,
+      paths: [],
+      message: `'${file}' is damaged; it records which history this workspace has. Restore it from a backup, or delete it ` +
+        "to accept the history database as it is.",
+      cause: error
+    })
+  }
+}
+
+/** Replaces `identity.json` atomically (a temp file renamed over it); readers never see half a file. */
+export const writeIdentityFile = (file: string, value: IdentityFile): void => {
+  const temp = `${file}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`
+  try {
+    fs.writeFileSync(temp, JSON.stringify(value, null, 2) + "\n", { flag: "wx" })
+    fs.renameSync(temp, file)
+  } catch (error) {
+    fs.rmSync(temp, { force: true })
+    throw error
+  }
+}
+
+/** `file` with `entry` in place of whatever was remembered for its database. */
+const withEntry = (current: IdentityFile, entry: RememberedHistory): IdentityFile => ({
+  schemaVersion: 1,
+  histories: [...current.histories.filter((h) => h.db !== entry.db), entry]
+})
+
+/**
+ * How a database compares with what the workspace remembers of it.
+ * - `Untracked`: an in-memory database, never remembered;
+ * - `New`: nothing remembered for this database: it is adopted as it is;
+ * - `Same`: the remembered history, at least as far as the workspace saw it go (counting open
+ *   intents, which startup repair may still turn into records);
+ * - `Mismatch`: missing (no history id), different (another id) or older (fewer records).
+ */
+export type Verdict =
+  | { readonly _tag: "Untracked" }
+  | { readonly _tag: "New" }
+  | { readonly _tag: "Same"; readonly remembered: RememberedHistory }
+  | { readonly _tag: "Mismatch"; readonly remembered: RememberedHistory; readonly reason: HistoryResetReason }
+
+/** The verdict on `identity` given what is `remembered` of its database (pure). */
+export const judge = (
+  remembered: RememberedHistory | undefined,
+  identity: HistoryIdentity,
+  environmentId: EnvironmentId
+): Verdict => {
+  if (identity.location === undefined) return { _tag: "Untracked" }
+  if (remembered === undefined) return { _tag: "New" }
+  if (identity.historyId === undefined) return { _tag: "Mismatch", remembered, reason: "missing" }
+  if (identity.historyId !== remembered.historyId) return { _tag: "Mismatch", remembered, reason: "different" }
+  // A moved workspace is another environment: its ordinals start over, so only compare our own.
+  if (remembered.environmentId === environmentId && identity.lastOrdinal + identity.openIntents < remembered.lastOrdinal) {
+    return { _tag: "Mismatch", remembered, reason: "older" }
+  }
+  return { _tag: "Same", remembered }
+}
+
+/** The `history_missing` refusal: what is wrong, that nothing was written, how to restore or reset. */
+export const historyMissing = (
+  verdict: Extract<Verdict, { readonly _tag: "Mismatch" }>,
+  identity: HistoryIdentity,
+  context: { readonly root: string; readonly key: string }
+): EngineError => {
+  const db = identity.location ?? context.key
+  const { remembered } = verdict
+  const ours = `${remembered.historyId}, up to record #${remembered.lastOrdinal}`
+  const reset = `forkjoin repair --workspace '${context.root}'${context.key === DEFAULT_DB_KEY ? "" : ` --db '${db}'`} --reset-history`
+  const problem = verdict.reason === "missing"
+    ? identity.lastOrdinal === 0
+      ? `The history database '${db}' is missing or empty, but this workspace has a history (${ours})`
+      : `The history database '${db}' has no history id, so it is not this workspace's history (${ours})`
+    : verdict.reason === "different"
+    ? `The history database '${db}' belongs to another history (${identity.historyId}), not to this workspace's (${ours})`
+    : `The history database '${db}' holds this workspace's history only up to record #${identity.lastOrdinal}, but the ` +
+      `workspace has seen record #${remembered.lastOrdinal}: it is an older copy`
+  const restore = verdict.reason === "older" ? "Restore the newest copy" : "Restore this workspace's database (from a backup)"
+  return new EngineError({
+    code: "history_missing",
+    stage: 9,
+    paths: [],
+    message: `${problem}; nothing was written. ${restore} to '${db}' and retry, or, to ` +
+      `${verdict.reason === "missing" ? "start a new history" : "continue with this database"} deliberately, run: ${reset}`
+  })
+}
+
+/**
+ * The history an engine is bound to: its id (undefined for an in-memory database), the reset
+ * the open made (only with `resetHistory`), `remember`, which notes that the history reached
+ * an ordinal (written to `identity.json` at most once a second), and `flush`, which writes what
+ * is noted (at close). Writes are best effort: a failed one only weakens the next check.
+ */
+export interface HistoryBinding {
+  readonly historyId: string | undefined
+  readonly reset: HistoryReset | undefined
+  readonly remember: (ordinal: number) => void
+  readonly flush: () => void
+}
+
+const untracked: HistoryBinding = { historyId: undefined, reset: undefined, remember: () => undefined, flush: () => undefined }
+
+/** How often a live engine rewrites the last ordinal at most. */
+const FLUSH_INTERVAL_MS = 1_000
+
+/**
+ * Checks the store's database against what the workspace remembers (see `judge`) and binds the
+ * engine to it: adopts a new database, refuses a mismatch with `history_missing`, or with
+ * `resetHistory` adopts the mismatching database and records the reset.
+ */
+export const bindHistory = (deps: {
+  readonly store: HistoryStore["Service"]
+  readonly stateDir: string
+  readonly root: string
+  readonly environmentId: EnvironmentId
+  readonly resetHistory: boolean
+}): Effect.Effect<HistoryBinding, EngineError> =>
+  Effect.gen(function*() {
+    const { environmentId, store } = deps
+    const fail = (e: StoreError) => fromStoreError(e, 9, [], "Checking the history database's identity failed")
+    const file = path.join(deps.stateDir, IDENTITY_FILE)
+    // The file first, then the database: a process that writes the file has already
+    // established (or advanced) the database, so reading in this order never sees the file
+    // ahead of the database (several processes opening a new workspace at once).
+    const current = readIdentityFile(file)
+    const identity = yield* store.identity(environmentId).pipe(Effect.mapError(fail))
+    if (identity.location === undefined) return untracked
+    if (current instanceof EngineError) return yield* current
+    const key = databaseKey(deps.stateDir, identity.location)
+    const verdict = judge(current.histories.find((h) => h.db === key), identity, environmentId)
+
+    const bound = (historyId: string, reset: HistoryReset | undefined, lastOrdinal: number): HistoryBinding => {
+      let noted = lastOrdinal
+      // -1: the first flush always checks the file (a new history id must be written at once).
+      let written = -1
+      // Wall-clock throttling of file writes, like the store's lock back-off: not domain time.
+      let flushedAt = 0
+      const flush = (): void => {
+        flushedAt = Date.now()
+        if (noted <= written) return
+        try {
+          const now = readIdentityFile(file)
+          const known = now instanceof EngineError ? undefined : now.histories.find((h) => h.db === key)
+          // Another process may have written a later ordinal of the same history meanwhile.
+          if (known?.historyId !== historyId || known.environmentId !== environmentId || known.lastOrdinal < noted) {
+            writeIdentityFile(file, withEntry(now instanceof EngineError ? EMPTY : now, { db: key, historyId, environmentId, lastOrdinal: noted }))
+          }
+          written = noted
+        } catch {
+          // best effort, see HistoryBinding
+        }
+      }
+      const remember = (ordinal: number): void => {
+        noted = Math.max(noted, ordinal)
+        if (Date.now() - flushedAt >= FLUSH_INTERVAL_MS) flush()
+      }
+      flush()
+      return { historyId, reset, remember, flush }
+    }
+
+    switch (verdict._tag) {
+      case "Untracked":
+        return untracked
+      case "Same":
+        return bound(verdict.remembered.historyId, undefined, identity.lastOrdinal)
+      case "New": {
+        const established = yield* store.establishIdentity(environmentId, yield* Clock.currentTimeMillis).pipe(Effect.mapError(fail))
+        return established.historyId === undefined ? untracked : bound(established.historyId, undefined, established.lastOrdinal)
+      }
+      case "Mismatch": {
+        if (!deps.resetHistory) return yield* historyMissing(verdict, identity, { root: deps.root, key })
+        const reset = yield* store.resetIdentity(environmentId, yield* Clock.currentTimeMillis, {
+          historyId: verdict.remembered.historyId,
+          lastOrdinal: verdict.remembered.lastOrdinal,
+          reason: verdict.reason
+        }).pipe(Effect.mapError(fail))
+        // The ordinal now restarts from what this database holds: write it even if lower.
+        try {
+          writeIdentityFile(file, withEntry(current, { db: key, historyId: reset.historyId, environmentId, lastOrdinal: identity.lastOrdinal }))
+        } catch {
+          // best effort, see HistoryBinding
+        }
+        return bound(reset.historyId, reset, identity.lastOrdinal)
+      }
+    }
+  })

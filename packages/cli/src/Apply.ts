@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Engine, Grants } from "@forkjoin/engine/Engine"
+import { Engine, Grants, type RepairOutcome } from "@forkjoin/engine/Engine"
 import type { Profile, SummaryLine } from "@forkjoin/patch/Plan"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
@@ -19,9 +19,10 @@ import {
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
+import { type Palette, plain } from "./internal/colour.ts"
 import { UsageError } from "./internal/errors.ts"
 import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
-import { announceRepairs } from "./Repair.ts"
+import { announceRepairs, repairsField } from "./Repair.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -51,6 +52,18 @@ export interface ApplyRequest {
   readonly turnId?: TurnId | undefined
 }
 
+/**
+ * An applied patch: its record, and what the engine's startup repair did before it (already
+ * announced on stderr; empty when nothing was open).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ApplyResult {
+  readonly record: PatchHistoryRecord
+  readonly repairs: ReadonlyArray<RepairOutcome>
+}
+
 /** The thread and turn recorded when `--thread` / `--turn` are not given. */
 const cliThread = ThreadId.make("cli")
 const cliTurn = TurnId.make("cli")
@@ -74,13 +87,19 @@ export const summaryOf = (record: PatchHistoryRecord): ReadonlyArray<SummaryLine
 }
 
 /**
- * Codex's success text: `Success. Updated the following files:` then one `A|M|D path` per line.
+ * Codex's success text: `Success. Updated the following files:` then one `A|M|D path` per line
+ * (with a colour `palette`, the letters green, yellow and red).
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderSuccess = (summary: ReadonlyArray<SummaryLine>): string =>
-  `Success. Updated the following files:\n${summary.map((line) => `${line.status} ${line.path}\n`).join("")}`
+export const renderSuccess = (summary: ReadonlyArray<SummaryLine>, palette: Palette = plain): string =>
+  `Success. Updated the following files:\n${
+    summary.map((line) => `${statusColour(palette, line.status)(line.status)} ${line.path}\n`).join("")
+  }`
+
+const statusColour = (palette: Palette, status: SummaryLine["status"]) =>
+  status === "A" ? palette.green : status === "D" ? palette.red : palette.yellow
 
 /**
  * True when the change replaced a file that existed before it: an Add File onto a file (a
@@ -107,14 +126,15 @@ export const renderReplaced = (record: PatchHistoryRecord): string =>
   ).join("")
 
 /**
- * The `--json` line of an applied patch: `{"ok":true,"record":{...}}` (a rejection's line is
- * rendered with every other failure, in `internal/errors.ts`).
+ * The `--json` line of an applied patch: `{"ok":true,"record":{...}}`, plus `"repairs":[...]`
+ * when the startup repair did something (a rejection's line is rendered with every other
+ * failure, in `internal/errors.ts`).
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderJson = (record: PatchHistoryRecord): string =>
-  JSON.stringify({ ok: true, record: Schema.encodeSync(RecordSchema)(record) }) + "\n"
+export const renderJson = (result: ApplyResult): string =>
+  JSON.stringify({ ok: true, record: Schema.encodeSync(RecordSchema)(result.record), ...repairsField(result.repairs) }) + "\n"
 
 // -------------------------------------------------------------------------------------
 // effectful shell
@@ -177,24 +197,28 @@ export const decodePatch = (bytes: Uint8Array): Effect.Effect<string, EngineErro
 /**
  * Applies one patch through the engine with the CLI's grant (write + create-dirs, plus
  * overwrite with `allowOverwrite`) and records it in the workspace's history database. A
- * rejection leaves the workspace byte-for-byte as it was.
+ * rejection leaves the workspace byte-for-byte as it was. Resolves to the record and what the
+ * startup repair did first.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const apply = Effect.fn("Apply.apply")(function*(request: ApplyRequest) {
   const root = yield* resolveWorkspace(request.workspace)
-  // What the startup repair did is said on stderr first (issue 9): never silently.
-  return yield* Engine.use((engine) =>
-    Effect.andThen(announceRepairs(root, request.db), engine.applyPatch({
+  return yield* Effect.gen(function*() {
+    const engine = yield* Engine
+    // What the startup repair did is said on stderr first (issue 9): never silently.
+    const repairs = yield* announceRepairs(root, request.db)
+    const record = yield* engine.applyPatch({
       patch: request.patchText,
       profile: request.profile,
       preserveLineEndings: request.preserveLineEndings,
       threadId: request.threadId ?? cliThread,
       turnId: request.turnId ?? cliTurn,
       grant: request.allowOverwrite === true ? Grants.full : Grants.writeCreateDirs
-    }))
-  ).pipe(Effect.provide(engineLayer(root, historyDbOf(root, request.db))))
+    })
+    return { record, repairs } satisfies ApplyResult
+  }).pipe(Effect.provide(engineLayer(root, historyDbOf(root, request.db))))
 })
 
 /**

@@ -10,8 +10,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Apply from "./Apply.ts"
 import { reportFailure } from "./internal/errors.ts"
+import * as Colour from "./internal/colour.ts"
 import { dbFlag, workspaceFlag } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
+import { withStatusLine } from "./internal/terminalProgress.ts"
 
 /**
  * `forkjoin apply [PATCH_FILE|-] --workspace DIR ...`.
@@ -51,7 +53,8 @@ export const apply = Command.make(
     ),
     json: Flag.Boolean("json").pipe(
       Flag.withDescription(
-        "Print exactly one JSON line on stdout: {\"ok\":true,\"record\":{...}} or {\"ok\":false,\"error\":{...}}"
+        "Print exactly one JSON line on stdout: {\"ok\":true,\"record\":{...}} (plus \"repairs\":[...] when a crash " +
+          "repair ran first) or {\"ok\":false,\"error\":{...}}"
       ),
       Flag.withDefault(false)
     ),
@@ -71,7 +74,7 @@ export const apply = Command.make(
   },
   Effect.fn("forkjoin.apply")(
     function*(input) {
-      const record = yield* Apply.applyFrom(Option.getOrUndefined(input.patchFile), {
+      const result = yield* Apply.applyFrom(Option.getOrUndefined(input.patchFile), {
         workspace: input.workspace,
         db: Option.getOrUndefined(input.db),
         profile: input.profile,
@@ -79,9 +82,11 @@ export const apply = Command.make(
         allowOverwrite: input.allowOverwrite,
         threadId: Option.getOrUndefined(input.thread),
         turnId: Option.getOrUndefined(input.turn)
-      })
+      }).pipe(withStatusLine(input.json))
       yield* writeStdout(
-        input.json ? Apply.renderJson(record) : Apply.renderSuccess(Apply.summaryOf(record)) + Apply.renderReplaced(record)
+        input.json
+          ? Apply.renderJson(result)
+          : Apply.renderSuccess(Apply.summaryOf(result.record), Colour.forStdout()) + Apply.renderReplaced(result.record)
       )
     },
     (effect, input) => Effect.catch(effect, reportFailure("apply", input.json))

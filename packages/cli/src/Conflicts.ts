@@ -1,10 +1,12 @@
 /**
  * `forkjoin conflicts` and `forkjoin resolve`: the conflicts the join held back, and closing
- * one with the child's version, the live file, or supplied content. The flags are in
+ * one with the child's version, the live file, or supplied content; both say on stderr (and in
+ * `--json`'s `repairs`) what the startup repair of their engine did. The flags are in
  * `ConflictsCommand.ts` and `ResolveCommand.ts`.
  *
  * @since 0.1.0
  */
+import type { RepairOutcome } from "@forkjoin/engine/Engine"
 import * as OrchestratorConflicts from "@forkjoin/orchestrator/Conflicts"
 import type { ChildOutcome } from "@forkjoin/schema"
 import type { ConflictRecord } from "@forkjoin/schema/Conflict"
@@ -17,6 +19,18 @@ import { conflictExcerpt } from "./internal/conflictText.ts"
 import { UsageError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
 import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+import { repairsField, withRepairs } from "./Repair.ts"
+
+/**
+ * The conflicts `list` found, and what the startup repair did first (already on stderr).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ConflictList {
+  readonly conflicts: ReadonlyArray<ConflictRecord>
+  readonly repairs: ReadonlyArray<RepairOutcome>
+}
 
 /**
  * Lists the conflicts of the workspace (of one run with `run`).
@@ -29,16 +43,20 @@ export const list = Effect.fn("Conflicts.list")(function*(request: { readonly wo
     ? undefined
     : yield* Schema.decodeUnknownEffect(MergeRunId)(request.run).pipe(Effect.mapError((e) => new UsageError({ message: `--run: ${e.message}`, cause: e })))
   const root = yield* resolveWorkspace(request.workspace)
-  return yield* OrchestratorConflicts.list(runId === undefined ? {} : { runId }).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
+  const [conflicts, repairs] = yield* withRepairs(root, request.db, OrchestratorConflicts.list(runId === undefined ? {} : { runId })).pipe(
+    Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db)))
+  )
+  return { conflicts, repairs } satisfies ConflictList
 })
 
 /**
- * `{ "ok": true, "conflicts": [ { conflictId, runId, childId, path, status, reason, text } ] }`.
+ * `{ "ok": true, "conflicts": [ { conflictId, runId, childId, path, status, reason, text } ] }`,
+ * plus `"repairs": [...]` when the startup repair did something.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderListJson = (conflicts: ReadonlyArray<ConflictRecord>): string =>
+export const renderListJson = ({ conflicts, repairs }: ConflictList): string =>
   JSON.stringify({
     ok: true,
     conflicts: conflicts.map((c) => ({
@@ -50,7 +68,8 @@ export const renderListJson = (conflicts: ReadonlyArray<ConflictRecord>): string
       reason: c.reason,
       text: c.text,
       ...(c.resolution === undefined ? {} : { resolution: c.resolution })
-    }))
+    })),
+    ...repairsField(repairs)
   }) + "\n"
 
 /**
@@ -59,7 +78,7 @@ export const renderListJson = (conflicts: ReadonlyArray<ConflictRecord>): string
  * @category combinators
  * @since 0.1.0
  */
-export const renderListText = (conflicts: ReadonlyArray<ConflictRecord>): string => {
+export const renderListText = ({ conflicts }: ConflictList): string => {
   if (conflicts.length === 0) return "No conflicts.\n"
   const lines: Array<string> = []
   for (const c of conflicts) {
@@ -88,6 +107,19 @@ export interface ResolveRequest {
 }
 
 /**
+ * What `resolve` did: the written record (none for `--discard`), the child's new outcome when
+ * its last conflict closed, and what the startup repair did first (already on stderr).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ResolveResult {
+  readonly record: PatchHistoryRecord | undefined
+  readonly outcome: ChildOutcome | undefined
+  readonly repairs: ReadonlyArray<RepairOutcome>
+}
+
+/**
  * Resolves one conflict; resolves to the written record (none for `--discard`) and, when the
  * child's last conflict closed, the child's new outcome.
  *
@@ -110,20 +142,25 @@ export const resolve = Effect.fn("Conflicts.resolve")(function*(request: Resolve
     resolution = { kind: "content", bytes }
   }
   const root = yield* resolveWorkspace(request.workspace)
-  return yield* OrchestratorConflicts.resolve(conflictId, resolution).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
+  const [resolved, repairs] = yield* withRepairs(root, request.db, OrchestratorConflicts.resolve(conflictId, resolution)).pipe(
+    Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db)))
+  )
+  return { record: resolved.record, outcome: resolved.outcome, repairs } satisfies ResolveResult
 })
 
 /**
- * `{ "ok": true, "transactionId"?, "outcome"? }`.
+ * `{ "ok": true, "transactionId"?, "outcome"?, "repairs"? }` (`repairs` when the startup repair
+ * did something).
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderResolveJson = (r: { readonly record: PatchHistoryRecord | undefined; readonly outcome: ChildOutcome | undefined }): string =>
+export const renderResolveJson = (r: ResolveResult): string =>
   JSON.stringify({
     ok: true,
     ...(r.record === undefined ? {} : { transactionId: r.record.transactionId }),
-    ...(r.outcome === undefined ? {} : { outcome: r.outcome })
+    ...(r.outcome === undefined ? {} : { outcome: r.outcome }),
+    ...repairsField(r.repairs)
   }) + "\n"
 
 /**

@@ -23,15 +23,18 @@ export const conflicts = Command.make(
     workspace: workspaceFlag(),
     db: dbFlag,
     json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"conflicts\":[{\"conflictId\",\"runId\",\"childId\",\"path\",\"status\",\"reason\",\"text\"}]}"),
+      Flag.withDescription(
+        "Print one JSON line: {\"ok\":true,\"conflicts\":[{\"conflictId\",\"runId\",\"childId\",\"path\",\"status\",\"reason\",\"text\"}]} " +
+          "(plus \"repairs\":[...] when a crash repair ran first)"
+      ),
       Flag.withDefault(false)
     )
   },
   Effect.fn("forkjoin.conflicts")(
     function*(input) {
       const Conflicts = yield* Effect.promise(() => import("./Conflicts.ts"))
-      const list = yield* Conflicts.list({ workspace: input.workspace, db: Option.getOrUndefined(input.db), run: Option.getOrUndefined(input.run) })
-      yield* writeStdout(input.json ? Conflicts.renderListJson(list) : Conflicts.renderListText(list))
+      const result = yield* Conflicts.list({ workspace: input.workspace, db: Option.getOrUndefined(input.db), run: Option.getOrUndefined(input.run) })
+      yield* writeStdout(input.json ? Conflicts.renderListJson(result) : Conflicts.renderListText(result))
     },
     (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError"], reportFailure("conflicts", input.json))
   )

@@ -345,7 +345,8 @@ export const history = Command.make("history").pipe(
   Command.withDescription(
     "Query the workspace's patch history. Every answer carries coverage (exact / partial / uncertain " +
       "records, gaps, provider aggregates and how many were verified), whether a cap truncated it, and a cursor " +
-      "for the next page. A query sees the caller's thread (--thread, default 'cli') and its registered descendants."
+      "for the next page. A query sees the caller's thread (--thread, default 'cli') and its registered descendants. " +
+      "History commands read the database as it is; run 'forkjoin repair' first after a crash."
   ),
   Command.withShortDescription("Query the patch history: timeline, turn, diff, file"),
   Command.withSubcommands([timeline, turn, diff, file, ingest, verify, exportGit])

@@ -5,7 +5,8 @@
  * and with `--reset-history` deliberately adopts a history database the workspace does not
  * recognise (missing, emptied, another one), recording the reset. This module owns running
  * that and rendering it, and the notice every command that ran an implicit repair prints on
- * stderr (`announceRepairs`). The engine owns the repair itself, `RepairCommand.ts` the flags,
+ * stderr (`announceRepairs`, `withRepairs`) and adds to its `--json` (`repairsField`).
+ * The engine owns the repair itself, `RepairCommand.ts` the flags,
  * `internal/errors.ts` what a failure prints.
  *
  * @since 0.1.0
@@ -118,9 +119,34 @@ export const announceRepairs = (
     return outcomes
   })
 
+/**
+ * Runs `effect` after `announceRepairs` and pairs its value with the outcomes, for the
+ * commands whose work needs the engine: the notice comes first, the `--json` carries them.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const withRepairs = <A, E, R>(
+  root: string,
+  db: string | undefined,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<readonly [A, ReadonlyArray<RepairOutcome>], E, R | Engine> =>
+  Effect.flatMap(announceRepairs(root, db), (repairs) => Effect.map(effect, (value) => [value, repairs] as const))
+
 // -------------------------------------------------------------------------------------
 // rendering
 // -------------------------------------------------------------------------------------
+
+/**
+ * The `repairs` member of a command's `--json` line: present only when a repair ran, so the
+ * line of an ordinary call stays as it was.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const repairsField = (
+  repairs: ReadonlyArray<RepairOutcome> | undefined
+): { readonly repairs?: ReadonlyArray<RepairOutcome> } => repairs === undefined || repairs.length === 0 ? {} : { repairs }
 
 const ackCommand = (root: string, db: string | undefined, recordId: string): string =>
   `forkjoin repair --workspace '${root}'${db === undefined ? "" : ` --db '${db}'`} --ack ${recordId}`

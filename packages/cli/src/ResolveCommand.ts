@@ -26,7 +26,7 @@ export const resolve = Command.make(
     workspace: workspaceFlag(),
     db: dbFlag,
     json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"transactionId\"?,\"outcome\"?} or {\"ok\":false,\"error\":{...}}"),
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"transactionId\"?,\"outcome\"?,\"repairs\"?} (repairs when a crash repair ran first) or {\"ok\":false,\"error\":{...}}"),
       Flag.withDefault(false)
     )
   },

@@ -1,10 +1,12 @@
 /**
  * `forkjoin rollback TRANSACTION_ID`: undoes one transaction (a child's merge, a patch, a
  * conflict resolution) through the engine, refusing with `rollback_drift` when a path changed
- * since. The flags are in `RollbackCommand.ts`.
+ * since; what the startup repair of its engine did is said first, on stderr and in `--json`.
+ * The flags are in `RollbackCommand.ts`.
  *
  * @since 0.1.0
  */
+import type { RepairOutcome } from "@forkjoin/engine/Engine"
 import * as OrchestratorRollback from "@forkjoin/orchestrator/Rollback"
 import { type ThreadId, TransactionId } from "@forkjoin/schema/Ids"
 import type { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
@@ -14,6 +16,7 @@ import * as Schema from "effect/Schema"
 import { UsageError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
 import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+import { repairsField, withRepairs } from "./Repair.ts"
 
 /**
  * One `rollback` invocation, after flag parsing.
@@ -29,6 +32,17 @@ export interface RollbackRequest {
 }
 
 /**
+ * A rollback: its record, and what the startup repair did first (already on stderr).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RollbackResult {
+  readonly record: PatchHistoryRecord
+  readonly repairs: ReadonlyArray<RepairOutcome>
+}
+
+/**
  * Rolls the transaction back and returns the rollback's record.
  *
  * @category constructors
@@ -39,20 +53,25 @@ export const rollback = Effect.fn("Rollback.rollback")(function*(request: Rollba
     Effect.mapError((e) => new UsageError({ message: `TRANSACTION_ID: ${e.message}`, cause: e }))
   )
   const root = yield* resolveWorkspace(request.workspace)
-  return yield* OrchestratorRollback.rollbackTransaction(transactionId, { threadId: request.threadId }).pipe(
-    Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db)))
-  )
+  const [record, repairs] = yield* withRepairs(
+    root,
+    request.db,
+    OrchestratorRollback.rollbackTransaction(transactionId, { threadId: request.threadId })
+  ).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
+  return { record, repairs } satisfies RollbackResult
 })
 
 const encodeRecord = Schema.encodeSync(RecordSchema)
 
 /**
- * `{"ok":true,"record":<PatchHistoryRecord>}`.
+ * `{"ok":true,"record":<PatchHistoryRecord>}`, plus `"repairs":[...]` when the startup repair
+ * did something.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderJson = (record: PatchHistoryRecord): string => JSON.stringify({ ok: true, record: encodeRecord(record) }) + "\n"
+export const renderJson = ({ record, repairs }: RollbackResult): string =>
+  JSON.stringify({ ok: true, record: encodeRecord(record), ...repairsField(repairs) }) + "\n"
 
 /**
  * `Rolled back <txn> as <rollback txn>:` then one line per restored path.
@@ -60,7 +79,7 @@ export const renderJson = (record: PatchHistoryRecord): string => JSON.stringify
  * @category combinators
  * @since 0.1.0
  */
-export const renderText = (record: PatchHistoryRecord): string =>
+export const renderText = ({ record }: RollbackResult): string =>
   [
     `Rolled back ${record.links.rollbackOf} as ${record.transactionId} (record #${record.commitOrdinal}):`,
     ...record.changes.map((c) => `  ${c.kind} ${c.moveFrom === undefined ? "" : `${c.moveFrom} -> `}${c.path}`)

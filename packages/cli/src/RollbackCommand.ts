@@ -32,20 +32,20 @@ export const rollback = Command.make(
       Flag.optional
     ),
     json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"record\":{...}} or {\"ok\":false,\"error\":{\"code\",\"paths\",\"message\"}}"),
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"record\":{...}} (plus \"repairs\":[...] when a crash repair ran first) or {\"ok\":false,\"error\":{\"code\",\"paths\",\"message\"}}"),
       Flag.withDefault(false)
     )
   },
   Effect.fn("forkjoin.rollback")(
     function*(input) {
       const Rollback = yield* Effect.promise(() => import("./Rollback.ts"))
-      const record = yield* Rollback.rollback({
+      const result = yield* Rollback.rollback({
         transactionId: input.transactionId,
         workspace: input.workspace,
         db: Option.getOrUndefined(input.db),
         threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli"))
       })
-      yield* writeStdout(input.json ? Rollback.renderJson(record) : Rollback.renderText(record))
+      yield* writeStdout(input.json ? Rollback.renderJson(result) : Rollback.renderText(result))
     },
     (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError"], reportFailure("rollback", input.json))
   )

@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import type { RepairOutcome } from "@forkjoin/engine/Engine"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import * as Children from "@forkjoin/runtime/Children"
@@ -19,9 +20,11 @@ import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as Colour from "./internal/colour.ts"
 import { RunFailed, UsageError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
 import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+import { repairsField, withRepairs } from "./Repair.ts"
 
 /**
  * One `run` invocation, after flag parsing.
@@ -65,17 +68,28 @@ export const readPlan = (file: string): Effect.Effect<RunPlan.RunPlan, UsageErro
   })
 
 /**
- * What `run` did: only the children (`--export-only`), or the whole run with its join.
+ * What `run` did: only the children (`--export-only`), or the whole run with its join; and
+ * what the engine's startup repair did first (already announced on stderr; absent or empty
+ * when nothing was open).
  *
  * @category models
  * @since 0.1.0
  */
 export type RunResult =
-  | { readonly _tag: "Exported"; readonly result: Children.RunResult }
-  | { readonly _tag: "Joined"; readonly outcome: OrchestratorRun.RunOutcome }
+  | {
+    readonly _tag: "Exported"
+    readonly result: Children.RunResult
+    readonly repairs?: ReadonlyArray<RepairOutcome> | undefined
+  }
+  | {
+    readonly _tag: "Joined"
+    readonly outcome: OrchestratorRun.RunOutcome
+    readonly repairs?: ReadonlyArray<RepairOutcome> | undefined
+  }
 
 /**
- * Runs the plan (or resumes a run) and returns what happened.
+ * Runs the plan (or resumes a run) and returns what happened; what the startup repair did is
+ * announced on stderr before any child runs.
  *
  * @category constructors
  * @since 0.1.0
@@ -93,27 +107,37 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
     const runId = yield* Schema.decodeUnknownEffect(MergeRunId)(request.resume).pipe(
       Effect.mapError((e) => new UsageError({ message: `--resume: ${e.message}`, cause: e }))
     )
-    const outcome = yield* OrchestratorRun.resume(runId).pipe(Effect.provide(orchestratorLayer(root, db)))
-    return { _tag: "Joined", outcome } satisfies RunResult
+    const [outcome, repairs] = yield* withRepairs(root, request.db, OrchestratorRun.resume(runId)).pipe(
+      Effect.provide(orchestratorLayer(root, db))
+    )
+    return { _tag: "Joined", outcome, repairs } satisfies RunResult
   }
   const planFile = request.planFile!
   const plan = yield* readPlan(planFile)
   if (request.exportOnly) {
     const runId = `run-${randomUUID()}`
-    const result = yield* Children.runExportOnly(plan, { runId, runDirectory: Artifacts.defaultRunDirectory(root, runId) }).pipe(
+    const [result, repairs] = yield* withRepairs(
+      root,
+      request.db,
+      Children.runExportOnly(plan, { runId, runDirectory: Artifacts.defaultRunDirectory(root, runId) })
+    ).pipe(
       Effect.provide(engineLayer(root, db)),
       Effect.mapError((e) => (e._tag === "EngineError" ? e : new RunFailed({ message: e.message, cause: e })))
     )
-    return { _tag: "Exported", result } satisfies RunResult
+    return { _tag: "Exported", result, repairs } satisfies RunResult
   }
-  const outcome = yield* OrchestratorRun.runPlan(plan, {
-    planDirectory: path.dirname(path.resolve(planFile)),
-    callerThreadId: request.threadId,
-    ...(request.progress === undefined ? {} : { progress: request.progress })
-  }).pipe(
+  const [outcome, repairs] = yield* withRepairs(
+    root,
+    request.db,
+    OrchestratorRun.runPlan(plan, {
+      planDirectory: path.dirname(path.resolve(planFile)),
+      callerThreadId: request.threadId,
+      ...(request.progress === undefined ? {} : { progress: request.progress })
+    })
+  ).pipe(
     Effect.provide(orchestratorLayer(root, db))
   )
-  return { _tag: "Joined", outcome } satisfies RunResult
+  return { _tag: "Joined", outcome, repairs } satisfies RunResult
 })
 
 /**
@@ -137,14 +161,22 @@ const childJson = (r: Children.ChildResult) => ({
 })
 
 /**
- * The `--json` line. Export-only: `{ runId, results }`. A run: `{ ok, runId, mergePlan,
+ * The `--json` line. Export-only: `{ ok, runId, results }` (`ok`: every child finished). A run: `{ ok, runId, mergePlan,
  * results, mergeExecution: { status, outcomes }, conflicts, finish }`, `ok` = `finish.ok`.
+ * Either ends with `repairs` when the startup repair did something.
  *
  * @category combinators
  * @since 0.1.0
  */
 export const renderJson = (result: RunResult): string => {
-  if (result._tag === "Exported") return JSON.stringify({ runId: result.result.runId, results: result.result.results.map(childJson) }) + "\n"
+  if (result._tag === "Exported") {
+    return JSON.stringify({
+      ok: exitCodeOf(result) === 0,
+      runId: result.result.runId,
+      results: result.result.results.map(childJson),
+      ...repairsField(result.repairs)
+    }) + "\n"
+  }
   const o = result.outcome
   return JSON.stringify({
     ok: o.finish.ok,
@@ -153,21 +185,30 @@ export const renderJson = (result: RunResult): string => {
     results: o.results.map(childJson),
     mergeExecution: { status: o.run.status, outcomes: o.run.outcomes },
     conflicts: o.conflicts.map((c) => ({ conflictId: c.conflictId, childId: c.childId, path: c.path, status: c.status, reason: c.reason })),
-    finish: o.finish.ok ? { ok: true } : { ok: false, code: o.finish.code, message: o.finish.message }
+    finish: o.finish.ok ? { ok: true } : { ok: false, code: o.finish.code, message: o.finish.message },
+    ...repairsField(result.repairs)
   }) + "\n"
 }
 
 const pad = (s: string, n: number) => s + " ".repeat(Math.max(1, n - s.length))
 
+const LANDED: ReadonlySet<string> = new Set(["applied", "auto_merged", "resolved"])
+const HELD: ReadonlySet<string> = new Set(["pending", "conflicted_unresolved", "baseline_drift", "baseline_unverifiable", "missing_changeset", "discarded"])
+
+/** A child's status in colour: landed green, held back (conflict, drift) yellow, refused or failed red, `noop` plain. */
+const statusColour = (palette: Colour.Palette, status: string): string =>
+  LANDED.has(status) ? palette.green(status) : HELD.has(status) ? palette.yellow(status) : status === "noop" ? status : palette.red(status)
+
 /**
  * Human output: export-only lists each child and its changeset entries; a run prints the
  * join table (child, status, detail), the open conflicts with the command that resolves them,
- * and whether the run finished.
+ * and whether the run finished. The status column is coloured with `palette` (default: the
+ * palette of stdout, colour only on a terminal without `NO_COLOR`).
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderText = (result: RunResult): string => {
+export const renderText = (result: RunResult, palette: Colour.Palette = Colour.forStdout()): string => {
   if (result._tag === "Exported") {
     const r0 = result.result
     const lines = [`run ${r0.runId}`]
@@ -193,13 +234,14 @@ export const renderText = (result: RunResult): string => {
       : c.failedPath !== undefined
       ? `${c.failedPath}: ${c.reason ?? ""}`
       : c.transactionId ?? c.reason ?? ""
-    lines.push(`  ${pad(c.childId, width)} ${pad(c.status, 32)}${detail}`)
+    // Padded first: colour codes must not count towards the column width.
+    lines.push(`  ${pad(c.childId, width)} ${pad(c.status, 32).replace(c.status, statusColour(palette, c.status))}${detail}`)
   }
   const open = o.conflicts.filter((c) => c.status === "open")
   if (open.length > 0) {
     lines.push("open conflicts:")
     for (const c of open) lines.push(`  ${c.conflictId} (${c.reason}): forkjoin resolve '${c.conflictId}' --apply|--discard|--content FILE`)
   }
-  lines.push(o.finish.ok ? "finished" : `not finished: ${o.finish.message}`)
+  lines.push(o.finish.ok ? palette.green("finished") : `${palette.red("not finished")}: ${o.finish.message}`)
   return lines.join("\n") + "\n"
 }

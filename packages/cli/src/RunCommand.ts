@@ -42,7 +42,7 @@ export const run = Command.make(
     json: Flag.Boolean("json").pipe(
       Flag.withDescription(
         "Print one JSON line: {\"ok\",\"runId\",\"mergePlan\",\"results\",\"mergeExecution\":{\"status\",\"outcomes\"},\"conflicts\",\"finish\"} " +
-          "(with --export-only: {\"runId\",\"results\"})"
+          "(with --export-only: {\"ok\",\"runId\",\"results\"}); both end with \"repairs\":[...] when a crash repair ran first"
       ),
       Flag.withDefault(false)
     ),

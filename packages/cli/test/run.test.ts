@@ -110,6 +110,15 @@ describe("forkjoin run --export-only", () => {
     })
   }
 
+  it("--export-only --json says ok like every other command (every child finished)", () => {
+    const good = setup({ schemaVersion: 1, tasks: [editTask("t", ["src/a"], [{ finish: {} }])] })
+    expect(JSON.parse(runCli(["run", good.planFile, "--workspace", good.ws, "--json", "--export-only"]).stdout).ok).toBe(true)
+    const bad = setup({ schemaVersion: 1, tasks: [editTask("t", ["src/a"], [])] })
+    const r = runCli(["run", bad.planFile, "--workspace", bad.ws, "--json", "--export-only"])
+    expect(r.status).toBe(1)
+    expect(JSON.parse(r.stdout).ok).toBe(false)
+  })
+
   it("without --export-only joins the children into the workspace", () => {
     const { ws, planFile } = setup({ schemaVersion: 1, tasks: [editTask("t", ["src/a"], [{ apply_patch: { patch: patchOf("*** Add File: src/a/new.ts", "+n") } }, { finish: {} }])] })
     const r = runCli(["run", planFile, "--workspace", ws, "--json"])
@@ -143,6 +152,27 @@ describe("forkjoin run --export-only", () => {
     expect(out.results[0]).toMatchObject({ id: "slow", status: "timed_out" })
     expect(out.mergeExecution.outcomes).toEqual([expect.objectContaining({ childId: "slow", status: "missing_changeset" })])
     expect(fs.existsSync(path.join(ws, "src/a/late.ts"))).toBe(false)
+  })
+
+  it("a child's timeout also ends one long action (a 5,000-file patch) instead of waiting for it", () => {
+    const files: Record<string, string> = {}
+    const body: Array<string> = []
+    for (let i = 0; i < 5000; i++) {
+      files[`src/big/f${i}.txt`] = `line ${i}\n`
+      body.push(`*** Update File: src/big/f${i}.txt`, "@@", `-line ${i}`, `+LINE ${i}`)
+    }
+    const { ws, planFile } = setup({
+      schemaVersion: 1,
+      tasks: [{ ...editTask("big", ["src/big"], [{ apply_patch: { patch: patchOf(...body) } }, { finish: {} }]), timeoutMs: 50 }]
+    })
+    writeTree(ws, files)
+    const started = Date.now()
+    const r = runCli(["run", planFile, "--workspace", ws, "--json", "--export-only"])
+    const took = Date.now() - started
+    expect(JSON.parse(r.stdout).results[0]).toMatchObject({ id: "big", status: "timed_out" })
+    // The whole process, start-up and 5,000 file reads included, well under the untimed run's seconds.
+    expect(took).toBeLessThan(3000)
+    expect(fs.existsSync(path.join(ws, ".forkjoin", "runs"))).toBe(true)
   })
 
   it("Ctrl-C during the children interrupts them: exit 130, a message, nothing written", async () => {

@@ -44,6 +44,7 @@ import { compileGlob, type ResolveContext, resolveEach, resolveTargets } from ".
 import { toEngineError } from "./internal/toEngineError.ts"
 import { fromStoreError } from "./HistoryFailure.ts"
 import { DEFAULT_DENIED_GLOBS, openStateDirectory } from "./Policy.ts"
+import { CurrentListener, type ProgressListener } from "./Progress.ts"
 
 export { type Grant, Grants } from "./Grant.ts"
 export { RepairOutcome, RepairReport, UncertainOutcome } from "./internal/repair.ts"
@@ -126,6 +127,8 @@ export interface RequestContext {
   readonly links?: RecordLinks
   /** Per-request limit overrides. */
   readonly limits?: Partial<Limits>
+  /** Receives this request's progress events; default: the fiber's `Progress.CurrentListener`. */
+  readonly onProgress?: ProgressListener
 }
 
 /**
@@ -316,11 +319,14 @@ const make = (config: EngineConfig) =>
     const remembered = <E>(effect: Effect.Effect<PatchHistoryRecord, E>) =>
       Effect.tap(effect, (record) => Effect.sync(() => history.remember(record.commitOrdinal)))
 
-    const repair = deps.lock.with(
-      deps.lockTimeoutMs,
-      [],
-      repairIntents({ store, ctx, environmentId, newFileMode: deps.newFileMode })
-    ).pipe(
+    // The fiber's listener hears a lock wait of the startup repair too (it runs before any request).
+    const repair = Effect.flatMap(Effect.service(CurrentListener), (onProgress) =>
+      deps.lock.with(
+        deps.lockTimeoutMs,
+        [],
+        repairIntents({ store, ctx, environmentId, newFileMode: deps.newFileMode }),
+        onProgress
+      )).pipe(
       // Completed and uncertain outcomes wrote records: the workspace has seen them too.
       Effect.tap((report) =>
         report.outcomes.some((o) => o.action === "completed" || o.action === "uncertain")

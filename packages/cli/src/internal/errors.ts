@@ -23,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
+import * as Colour from "./colour.ts"
 import { CommandExit, EXIT_REJECTED, EXIT_USAGE, writeStderr, writeStdout } from "./output.ts"
 
 // -------------------------------------------------------------------------------------
@@ -143,13 +144,16 @@ export const toHistoryCommandError = (what: "read" | "used") =>
 
 /**
  * Human rejection text for stderr: `error[<code>] (stage <name>): <message>` (the stage's
- * name, `resolve`, not its number) then the paths and any details a model can act on.
+ * name, `resolve`, not its number) then the paths and any details a model can act on;
+ * `error[<code>]` in red with a colour `palette`.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderEngineError = (error: EngineErrorBody): string => {
-  const lines = [`error[${error.code}] (stage ${error.stageName ?? stageNameOf(error.stage)}): ${error.message}`]
+export const renderEngineError = (error: EngineErrorBody, palette: Colour.Palette = Colour.plain): string => {
+  const lines = [
+    `${palette.red(`error[${error.code}]`)} (stage ${error.stageName ?? stageNameOf(error.stage)}): ${error.message}`
+  ]
   for (const p of error.paths) lines.push(`  path: ${p}`)
   if (error.line !== undefined) lines.push(`  patch line: ${error.line}`)
   if (error.candidates !== undefined && error.candidates.length > 0) {
@@ -174,26 +178,28 @@ export interface FailureOutput {
 /**
  * The output of `error` raised by `forkjoin <command>`. A usage error never goes to stdout,
  * even with `--json` (like a flag error, the request was never made); neither does a failed
- * run, whose `--json` line is the run result only.
+ * run, whose `--json` line is the run result only. `palette` colours the stderr text's
+ * `error` label (default none).
  *
  * @category combinators
  * @since 0.1.0
  */
 export const failureOutput = (
   error: CommandFailure,
-  options: { readonly command: string; readonly json: boolean }
+  options: { readonly command: string; readonly json: boolean; readonly palette?: Colour.Palette }
 ): FailureOutput => {
+  const red = (options.palette ?? Colour.plain).red
   switch (error._tag) {
     case "UsageError":
       return {
         exitCode: EXIT_USAGE,
         stdout: "",
-        stderr: `error: ${error.message}\nRun 'forkjoin ${options.command} --help' for usage.\n`
+        stderr: `${red("error")}: ${error.message}\nRun 'forkjoin ${options.command} --help' for usage.\n`
       }
     case "EngineError":
       return options.json
         ? { exitCode: EXIT_REJECTED, stdout: JSON.stringify({ ok: false, error: toBody(error) }) + "\n", stderr: "" }
-        : { exitCode: EXIT_REJECTED, stdout: "", stderr: renderEngineError(error) }
+        : { exitCode: EXIT_REJECTED, stdout: "", stderr: renderEngineError(error, options.palette) }
     case "HistoryCommandError":
       return options.json
         ? {
@@ -201,9 +207,9 @@ export const failureOutput = (
           stdout: JSON.stringify({ ok: false, error: { code: error.code, message: error.message } }) + "\n",
           stderr: ""
         }
-        : { exitCode: EXIT_REJECTED, stdout: "", stderr: `error[${error.code}]: ${error.message}\n` }
+        : { exitCode: EXIT_REJECTED, stdout: "", stderr: `${red(`error[${error.code}]`)}: ${error.message}\n` }
     case "RunFailed":
-      return { exitCode: EXIT_REJECTED, stdout: "", stderr: `error: ${error.message}\n` }
+      return { exitCode: EXIT_REJECTED, stdout: "", stderr: `${red("error")}: ${error.message}\n` }
     case "OrchestratorError": {
       const body = {
         code: error.code,
@@ -216,7 +222,7 @@ export const failureOutput = (
         : {
           exitCode: EXIT_REJECTED,
           stdout: "",
-          stderr: [`error[${error.code}]: ${error.message}`, ...error.paths.map((p) => `  path: ${p}`)].join("\n") + "\n"
+          stderr: [`${red(`error[${error.code}]`)}: ${error.message}`, ...error.paths.map((p) => `  path: ${p}`)].join("\n") + "\n"
         }
     }
   }
@@ -230,7 +236,8 @@ export const failureOutput = (
  */
 export const reportFailure = (command: string, json: boolean) => (error: CommandFailure): Effect.Effect<never, CommandExit> =>
   Effect.gen(function*() {
-    const output = failureOutput(error, { command, json })
+    // Colour only for a person reading stderr at a terminal, never with --json.
+    const output = failureOutput(error, { command, json, palette: json ? Colour.plain : Colour.forStderr() })
     if (output.stdout !== "") yield* writeStdout(output.stdout)
     if (output.stderr !== "") yield* writeStderr(output.stderr)
     return yield* new CommandExit({ exitCode: output.exitCode })

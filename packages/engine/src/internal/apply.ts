@@ -16,6 +16,7 @@ import * as Fault from "../Fault.ts"
 import { checkPatchSize, limitsOf } from "./limits.ts"
 import { withPathLocks, type WorkspaceLock } from "./lock.ts"
 import { type Compile, prepare } from "./prepare.ts"
+import { CurrentListener } from "../Progress.ts"
 
 /** The engine as the write path sees it. */
 export interface ApplyDeps extends CommitDeps {
@@ -33,17 +34,19 @@ const transact = (
   isPatch: boolean
 ): Effect.Effect<PatchHistoryRecord, EngineError> =>
   Effect.gen(function*() {
+    const onProgress = request.onProgress ?? (yield* CurrentListener)
     const prepared = yield* prepare({ ...deps, budgets: deps.config.budgets }, request, {
       rels,
       limits: limitsOf(deps.config.limits, request.limits),
       grant: request.grant ?? Grants.writeCreateDirs,
       compile,
-      isPatch
+      isPatch,
+      onProgress
     })
     const keys = prepared.steps.map((s) => (deps.ctx.caseInsensitive ? s.absolute.toLowerCase() : s.absolute))
     return yield* withPathLocks(
       keys,
-      deps.lock.with(deps.lockTimeoutMs, prepared.plan.files.map((f) => f.path), commitLocked(deps, prepared))
+      deps.lock.with(deps.lockTimeoutMs, prepared.plan.files.map((f) => f.path), commitLocked(deps, prepared), onProgress)
     )
   })
 

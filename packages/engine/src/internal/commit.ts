@@ -11,6 +11,7 @@ import type { RelativePath } from "@forkjoin/schema"
 import { randomBytes } from "node:crypto"
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
+import { PROGRESS_EVERY } from "../Progress.ts"
 import type { ResolvedTarget } from "./resolve.ts"
 
 /**
@@ -184,18 +185,28 @@ const removeTempsAndDirs = (io: WriterIo, temps: Iterable<string>, createdDirs: 
 /**
  * Stage 7 on disk: creates missing directories and writes every new content to a fsynced
  * temp file beside its target. On failure removes what it created and throws `commit_failed`.
+ * `progress(done, total)` runs every `PROGRESS_EVERY` steps and after the last one.
  */
-export const stageSteps = (io: WriterIo, steps: ReadonlyArray<Step>, tag: string): Staged => {
+export const stageSteps = (
+  io: WriterIo,
+  steps: ReadonlyArray<Step>,
+  tag: string,
+  progress?: (done: number, total: number) => void
+): Staged => {
   const temps = new Map<Step, string>()
   const createdDirs: Array<string> = []
   let current: Step | undefined
+  let done = 0
   try {
     for (const step of steps) {
       current = step
-      if (step.after === undefined) continue
-      createDirectories(io, path.dirname(step.absolute), createdDirs)
-      temps.set(step, stageFile(io, step.absolute, step.after, step.mode, tag))
+      if (step.after !== undefined) {
+        createDirectories(io, path.dirname(step.absolute), createdDirs)
+        temps.set(step, stageFile(io, step.absolute, step.after, step.mode, tag))
+      }
+      if (progress !== undefined && ++done % PROGRESS_EVERY === 0) progress(done, steps.length)
     }
+    if (done % PROGRESS_EVERY !== 0) progress?.(done, steps.length)
   } catch (error) {
     removeTempsAndDirs(io, temps.values(), createdDirs)
     throw new EngineError({

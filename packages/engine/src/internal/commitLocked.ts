@@ -23,6 +23,7 @@ import { fromStoreError } from "../HistoryFailure.ts"
 import { commitStaged, type Staged, stageSteps, type Step } from "./commit.ts"
 import { buildDraft } from "./draft.ts"
 import * as Fault from "../Fault.ts"
+import { PROGRESS_EVERY, type ProgressListener } from "../Progress.ts"
 import { type ResolveContext, type ResolvedTarget, resolveTargets } from "./resolve.ts"
 import { toEngineError } from "./toEngineError.ts"
 
@@ -43,6 +44,8 @@ export interface Prepared {
   readonly targets: ReadonlyMap<string, ResolvedTarget>
   /** Absolute directories the commit creates, parents first. */
   readonly missingDirs: ReadonlyArray<string>
+  /** Hears stages 6–9 of this request. */
+  readonly onProgress?: ProgressListener | undefined
 }
 
 /** Stage 6: refuses the first target whose live state differs from what was planned against. */
@@ -89,14 +92,16 @@ const attempt = <A>(f: () => A, stage: 7 | 8, paths: ReadonlyArray<string>): A |
 export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effect<PatchHistoryRecord, EngineError> =>
   Effect.gen(function*() {
     const { ctx, environmentId, events, newFileMode, store } = deps
-    const { missingDirs, plan, request, steps, targets } = prepared
+    const { missingDirs, onProgress, plan, request, steps, targets } = prepared
     // Stage 6: nothing may have moved since planning.
     const paths = steps.map((s) => s.path)
+    onProgress?.({ _tag: "Checking", files: paths.length })
     const stale = yield* Effect.try({ try: () => checkUnchanged(ctx, paths, targets), catch: (e) => toEngineError(e, 3, paths) })
     if (stale !== undefined) return yield* stale
     Fault.afterStage(6)
 
     // Stage 7: journal the intent (with every pre/post blob), then stage temp files.
+    onProgress?.({ _tag: "Journaling", files: paths.length })
     const intentId = randomUUID()
     const createdAt = utcTimestampFromMillis(yield* Clock.currentTimeMillis)
     const { blobHashes, blobs, draft, intent } = buildDraft({
@@ -123,7 +128,10 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
     yield* store.openIntent(intent, blobs, blobHashes).pipe(
       Effect.mapError((e) => fromStoreError(e, 7, paths, "Journaling the intent failed; nothing was written"))
     )
-    const staged: Staged | EngineError = attempt(() => stageSteps(fs, steps, intentId), 7, paths)
+    const staging = onProgress === undefined
+      ? undefined
+      : (done: number, total: number) => onProgress({ _tag: "Staging", done, total })
+    const staged: Staged | EngineError = attempt(() => stageSteps(fs, steps, intentId, staging), 7, paths)
     if (staged instanceof EngineError) {
       yield* store.closeIntent(intentId, "aborted", staged.message).pipe(Effect.ignore)
       return yield* staged
@@ -131,7 +139,13 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
     Fault.afterStage(7)
 
     // Stage 8: rename into place; any failure restores this request's files.
-    const committed = attempt(() => commitStaged(Fault.writerFor(fs, draft.transactionId), staged, Fault.afterRename), 8, paths)
+    const total = steps.length
+    const afterRename = onProgress === undefined ? Fault.afterRename : (k: number) => {
+      Fault.afterRename(k)
+      if (k % PROGRESS_EVERY === 0 || k === total) onProgress({ _tag: "Committing", done: k, total })
+    }
+    onProgress?.({ _tag: "Committing", done: 0, total })
+    const committed = attempt(() => commitStaged(Fault.writerFor(fs, draft.transactionId), staged, afterRename), 8, paths)
     if (committed instanceof EngineError) {
       yield* store.closeIntent(intentId, "aborted", committed.message).pipe(Effect.ignore)
       return yield* committed
@@ -139,6 +153,7 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
     Fault.afterStage(8)
 
     // Stage 9: the record and the intent's close in one SQLite transaction.
+    onProgress?.({ _tag: "Recording", files: total })
     const committedAt = yield* Clock.currentTimeMillis
     const record = yield* store.commitIntent(intentId, draft, committedAt).pipe(
       Effect.catch((e: StoreError) =>

@@ -16,6 +16,7 @@ import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as path from "node:path"
 import { openStateFolder } from "../Policy.ts"
+import { LOCK_WAIT_EVERY_MS, type ProgressListener } from "../Progress.ts"
 
 const registry = new Map<string, Semaphore.Semaphore>()
 
@@ -76,16 +77,31 @@ export class WorkspaceLock {
     }
   }
 
-  /** Runs `effect` while holding the workspace lock; `lock_timeout` after `timeoutMs`. */
-  with<A, E, R>(timeoutMs: number, paths: ReadonlyArray<string>, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | EngineError, R> {
+  /**
+   * Runs `effect` while holding the workspace lock; `lock_timeout` after `timeoutMs`. While
+   * another process holds it, `onProgress` hears `LockWaiting` (at the start, then throttled).
+   */
+  with<A, E, R>(
+    timeoutMs: number,
+    paths: ReadonlyArray<string>,
+    effect: Effect.Effect<A, E, R>,
+    onProgress?: ProgressListener
+  ): Effect.Effect<A, E | EngineError, R> {
     if (Result.isFailure(this.opened)) return Effect.fail(this.opened.failure)
     const db = this.opened.success
     const tryBegin = () => this.tryBegin(db)
     const acquire = Effect.gen(function*() {
-      const deadline = (yield* Clock.currentTimeMillis) + timeoutMs
+      const start = yield* Clock.currentTimeMillis
+      const deadline = start + timeoutMs
       let delay = 1
+      let reported = -Infinity
       while (!tryBegin()) {
-        if ((yield* Clock.currentTimeMillis) >= deadline) {
+        const now = yield* Clock.currentTimeMillis
+        if (onProgress !== undefined && now - reported >= LOCK_WAIT_EVERY_MS) {
+          reported = now
+          onProgress({ _tag: "LockWaiting", waitedMs: now - start })
+        }
+        if (now >= deadline) {
           return yield* new EngineError({
             code: "lock_timeout",
             stage: 6,

@@ -17,6 +17,7 @@ import { checkBudgets } from "./budgets.ts"
 import type { Prepared } from "./commitLocked.ts"
 import { stepsOf } from "./commit.ts"
 import * as Fault from "../Fault.ts"
+import type { ProgressListener } from "../Progress.ts"
 import { checkGuardForm, checkGuards, guardsOf } from "./guards.ts"
 import { checkFileCount, checkFileSizes } from "./limits.ts"
 import { type ResolveContext, type ResolvedTarget, resolveTargets } from "./resolve.ts"
@@ -53,10 +54,11 @@ export const prepare = (
     readonly grant: Grant
     readonly compile: Compile
     readonly isPatch: boolean
+    readonly onProgress?: ProgressListener | undefined
   }
 ): Effect.Effect<Prepared, EngineError> =>
   Effect.gen(function*() {
-    const { compile, grant, limits, rels } = options
+    const { compile, grant, limits, onProgress, rels } = options
     // Stage 1: limits on the shape of the request.
     yield* check(checkFileCount(rels, limits))
     // Stage 2 (guards): well-formed version guards.
@@ -66,6 +68,7 @@ export const prepare = (
     // Stage 3: resolve every target (and every guarded path).
     const guardPaths = guards.map(([p]) => p).filter((p) => !rels.includes(p))
     const all = [...rels, ...guardPaths]
+    onProgress?.({ _tag: "Resolving", paths: all.length })
     const resolved = yield* Effect.try({ try: () => resolveTargets(deps.ctx, all), catch: (e) => toEngineError(e, 3, all) })
     const targets = new Map(resolved.map((t) => [t.path, t]))
     const files = new Map(resolved.map((t) => [t.path, t.state]))
@@ -75,6 +78,7 @@ export const prepare = (
     yield* check(checkWriteGrant(grant, rels))
     Fault.afterStage(4)
     // Stage 5: plan the exact virtual workspace.
+    onProgress?.({ _tag: "Planning", paths: rels.length })
     const compiled = yield* Effect.try({ try: () => compile(files, targets), catch: (e) => toEngineError(e, 5, rels) })
     if (compiled._tag === "Failure") return yield* compiled.failure
     const plan = compiled.success
@@ -93,5 +97,5 @@ export const prepare = (
     yield* check(checkDirectories(missingDirs, grant, deps.ctx.root))
     yield* checkBudgets(deps, request.turnId, plan)
     Fault.afterStage(5)
-    return { request, plan, steps, targets, missingDirs }
+    return { request, plan, steps, targets, missingDirs, onProgress }
   })

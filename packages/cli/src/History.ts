@@ -197,9 +197,10 @@ const footer = (
 
 const REPLACED = "replaced an existing file"
 
-// An add's "before" is the file it replaced; a replace substitutes an existing file whole. A
-// gap's replace is an edit made outside forkjoin, not a replacement, so gaps get no note.
-const replacedInDiff = (f: RecordDiffFile): boolean => f.kind === "replace" || (f.kind === "add" && f.beforeHash !== undefined)
+// An add or move onto an existing file carries the file it replaced; a replace substitutes an
+// existing file whole. A gap's replace is an edit made outside forkjoin, not a replacement, so
+// gaps get no note.
+const replacedInDiff = (f: RecordDiffFile): boolean => f.kind === "replace" || f.overwritten !== undefined
 
 const describeDiffFile = (gaps: boolean) => (f: RecordDiffFile): string => {
   const replacedFile = !gaps && replacedInDiff(f)

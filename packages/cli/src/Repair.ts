@@ -5,7 +5,8 @@
  * and with `--reset-history` deliberately adopts a history database the workspace does not
  * recognise (missing, emptied, another one), recording the reset. This module owns running
  * that and rendering it, and the notice every command that ran an implicit repair prints on
- * stderr (`announceRepairs`, `withRepairs`) and adds to its `--json` (`repairsField`).
+ * stderr (`announceRepairs`, `withRepairs`) and adds to its `--json` (`repairsField`; a
+ * failure's line gets it through `noteRepairs` in `internal/errors.ts`).
  * The engine owns the repair itself, `RepairCommand.ts` the flags,
  * `internal/errors.ts` what a failure prints.
  *
@@ -16,7 +17,7 @@ import type { HistoryReset } from "@forkjoin/history/HistoryStore"
 import { layerSqlite } from "@forkjoin/history/HistoryStoreSqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { fromHistoryOpen } from "./internal/errors.ts"
+import { fromHistoryOpen, noteRepairs, repairsMember } from "./internal/errors.ts"
 import { writeStderr } from "./internal/output.ts"
 import { afterStateCheck, engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 
@@ -104,7 +105,8 @@ export const repair = Effect.fn("Repair.repair")(function*(request: RepairReques
 /**
  * Prints what the engine's startup repair did, if anything, on stderr (one line per intent,
  * with how to acknowledge an uncertain outcome) and returns it, for a command's `--json`
- * `repairs` field. Every command that builds an engine with startup repair should call it.
+ * `repairs` field; a failure later in the command carries it too (`noteRepairs`). Every
+ * command that builds an engine with startup repair should call it.
  *
  * @category constructors
  * @since 0.1.0
@@ -116,6 +118,7 @@ export const announceRepairs = (
   Effect.gen(function*() {
     const { outcomes } = (yield* Engine).startupRepair
     if (outcomes.length > 0) yield* writeStderr(renderNotice(outcomes, root, db))
+    yield* noteRepairs(outcomes)
     return outcomes
   })
 
@@ -144,9 +147,9 @@ export const withRepairs = <A, E, R>(
  * @category combinators
  * @since 0.1.0
  */
-export const repairsField = (
+export const repairsField: (
   repairs: ReadonlyArray<RepairOutcome> | undefined
-): { readonly repairs?: ReadonlyArray<RepairOutcome> } => repairs === undefined || repairs.length === 0 ? {} : { repairs }
+) => { readonly repairs?: ReadonlyArray<RepairOutcome> } = repairsMember
 
 const ackCommand = (root: string, db: string | undefined, recordId: string): string =>
   `forkjoin repair --workspace '${root}'${db === undefined ? "" : ` --db '${db}'`} --ack ${recordId}`

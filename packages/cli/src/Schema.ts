@@ -9,13 +9,15 @@
  * formats (`@forkjoin/runtime/RunPlan`, `@forkjoin/schema/Changeset`,
  * `@forkjoin/schema/PatchHistoryRecord`), which stay the final authority: a generated JSON
  * Schema is a preliminary check (custom filters such as path rules are not expressible).
- * The Codex turn diff is a unified diff, not JSON, and the Claude tool event has no schema
- * yet (its parser reads it by hand), so neither has a document here.
+ * The two provider inputs of `forkjoin history ingest` (`@forkjoin/history/ProviderInputs`)
+ * are documents too: the Claude tool event is JSON; the Codex turn diff is raw text, so its
+ * document describes it as a JSON string (as it travels in Codex's `turn_diff` event).
  *
  * @since 0.1.0
  */
 import { Action } from "@forkjoin/runtime/Action"
 import { RunPlanInput, TaskInput } from "@forkjoin/runtime/RunPlan"
+import { ClaudeToolEvent, CodexTurnDiff } from "@forkjoin/history/ProviderInputs"
 import { Changeset } from "@forkjoin/schema/Changeset"
 import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
 import * as JsonSchema from "effect/JsonSchema"
@@ -90,7 +92,8 @@ export const PlanFile = RunPlanInput.mapFields((plan) => ({
 
 /**
  * What `forkjoin schema` prints for each name: the schema, whether keys it does not model are
- * errors (as its decoder treats them), and the document's title and description.
+ * errors (as its decoder treats them), and the document's title and description (which win
+ * over the schema's own, so every document opens with what the file is).
  *
  * @category models
  * @since 0.1.0
@@ -118,6 +121,25 @@ export const documents = {
     title: "forkjoin patch history record (schemaVersion 1)",
     description: "One transaction in the patch history, as 'forkjoin apply --json' prints it under record and the " +
       "history views list it."
+  },
+  "codex-turn-diff": {
+    schema: CodexTurnDiff,
+    // A string has no keys; the setting only matters to objects.
+    strict: false,
+    title: "Codex turn diff ('forkjoin history ingest --format codex-turn-diff')",
+    description: "A git-style unified diff of the files one Codex turn changed (the unified_diff of a turn_diff " +
+      "event). The input file is this text itself, not JSON: file sections start 'diff --git a/P b/P' or '--- a/P' " +
+      "then '+++ b/P', with optional 'new file mode', 'deleted file mode', 'rename from' / 'rename to' headers and " +
+      "'@@ -l,n +l,n @@' hunks. Only the first line is checked here; forkjoin parses the rest."
+  },
+  "claude-tool-event": {
+    schema: ClaudeToolEvent,
+    // Hook events carry keys forkjoin does not read (session_id, cwd, tool_use_id, ...): ignored.
+    strict: false,
+    title: "Claude tool event ('forkjoin history ingest --format claude-tool-event')",
+    description: "A Claude Code Edit, Write or MultiEdit call as a PostToolUse hook receives it (tool_name, " +
+      "tool_input, tool_response) or as a tool_use content block (type 'tool_use', name, input, tool_result). A " +
+      "response's originalFile lets forkjoin know the file's content before and after."
   }
 } as const
 
@@ -152,12 +174,13 @@ export const idOf = (name: SchemaName): string => `urn:forkjoin:schema:${name}:1
 export const documentOf = (name: SchemaName): JsonSchema.JsonSchema => {
   const d = documents[name]
   const generated = Schema.toJsonSchemaDocument(d.schema, { onExcessProperty: d.strict ? "error" : "ignore" })
+  const { description: _description, title: _title, ...schema } = generated.schema
   return {
     $schema: JsonSchema.META_SCHEMA_URI_DRAFT_2020_12,
     $id: idOf(name),
     title: d.title,
     description: d.description,
-    ...generated.schema,
+    ...schema,
     ...(Object.keys(generated.definitions).length === 0 ? {} : { $defs: generated.definitions })
   }
 }

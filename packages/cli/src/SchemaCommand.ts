@@ -11,10 +11,12 @@ import { writeStdout } from "./internal/output.ts"
 
 // Kept here, not read from Schema.ts, so parsing and help do not load the schemas;
 // `satisfies` keeps the list and the documents in step.
-const NAMES = ["plan", "changeset", "record"] as const satisfies ReadonlyArray<SchemaModule.SchemaName>
+const NAMES = ["plan", "changeset", "record", "codex-turn-diff", "claude-tool-event"] as const satisfies ReadonlyArray<
+  SchemaModule.SchemaName
+>
 
 /**
- * `forkjoin schema plan|changeset|record`.
+ * `forkjoin schema plan|changeset|record|codex-turn-diff|claude-tool-event`.
  *
  * @category constructors
  * @since 0.1.0
@@ -24,7 +26,8 @@ export const schema = Command.make(
   {
     name: Argument.Literals("NAME", NAMES).pipe(
       Argument.withDescription(
-        "plan (the plan file of 'forkjoin run'), changeset (what a child exports) or record (a patch history record)"
+        "plan (the plan file of 'forkjoin run'), changeset (what a child exports), record (a patch history record), " +
+          "codex-turn-diff or claude-tool-event (the inputs of 'forkjoin history ingest --format')"
       )
     )
   },
@@ -37,15 +40,21 @@ export const schema = Command.make(
   Command.withDescription(
     "Print the JSON Schema (draft 2020-12) of a file forkjoin reads or writes, generated from the schema that " +
       "decodes it: 'plan' for 'forkjoin run' plan files, 'changeset' for exported changesets ('run --export-only " +
-      "--json', results[].changeset), 'record' for patch history records ('apply --json', the history views). Point " +
+      "--json', results[].changeset), 'record' for patch history records ('apply --json', the history views), " +
+      "'codex-turn-diff' and 'claude-tool-event' for the provider events 'history ingest --format' reads (a turn " +
+      "diff is raw unified-diff text; its schema describes it as a JSON string). Point " +
       "an editor at the plan schema to check plan files as you type (in VS Code, a \"json.schemas\" entry with a " +
       "fileMatch). The schema is a first check: forkjoin's own validation has the last word (path rules, unique ids, " +
       "exactly one of actions and changesetFile) and names the JSON path of the first problem. Exit 0 printed, 2 " +
       "usage error."
   ),
-  Command.withShortDescription("Print the JSON Schema of plan files, changesets or history records"),
+  Command.withShortDescription("Print the JSON Schema of plan files, changesets, history records or provider events"),
   Command.withExamples([
     { command: "forkjoin schema plan > plan.schema.json", description: "Save the plan file's schema for an editor" },
-    { command: "forkjoin schema record", description: "The shape of the record 'forkjoin apply --json' prints" }
+    { command: "forkjoin schema record", description: "The shape of the record 'forkjoin apply --json' prints" },
+    {
+      command: "forkjoin schema claude-tool-event",
+      description: "The Claude Edit/Write/MultiEdit event 'forkjoin history ingest' reads"
+    }
   ])
 )

@@ -1,8 +1,8 @@
 /**
  * What the CLI tells a user (issue 9 items 8 and 9, and stage names) through the built bundle:
  * `apply --help` says what each profile does to an existing file, `--allow-overwrite` grants
- * it and a refusal names that flag, a replaced file shows in `apply`, `history diff` and
- * `history file`, the `--json` help of `ingest`/`verify`/`export-git` shows their real shapes,
+ * it and a refusal names that flag, a replaced file (by Add File or Move to) shows in `apply`,
+ * `history diff` and `history file`, the `--json` help of `ingest`/`verify`/`export-git` shows their real shapes,
  * a verification mismatch exits 1, and errors carry `stageName` (human text uses the name).
  */
 import * as fs from "node:fs"
@@ -104,6 +104,30 @@ describe("apply and existing files (item 8)", () => {
     )
     const filePlain = runCli(["history", "file", "plain.txt", "--workspace", ws, "--no-gap-check"])
     expect(filePlain.stdout).not.toMatch(/replaced/)
+  })
+
+  it("history diff notes a codex Move to that replaced an existing file; a move to a new name gets no note", () => {
+    const { ws } = makeSandbox()
+    writeTree(ws, { "m.txt": "m\n", "dest.txt": "dest\n", "n.txt": "n\n" })
+    const recordOf = (text: string) => {
+      const r = apply(ws, text, "--profile", "codex", "--json")
+      expect(r.status, r.stderr).toBe(0)
+      return json(r.stdout).record
+    }
+    const onto = recordOf(patch("*** Update File: m.txt", "*** Move to: dest.txt", "@@", "-m", "+m2"))
+    expect(onto.changes[0]).toMatchObject({ kind: "move", moveFrom: "m.txt", path: "dest.txt", overwritten: {} })
+    const fresh = recordOf(patch("*** Update File: n.txt", "*** Move to: fresh.txt", "@@", "-n", "+n2"))
+
+    const diff = runCli(["history", "diff", onto.recordId, "--workspace", ws])
+    expect(diff.status, diff.stderr).toBe(0)
+    expect(diff.stdout).toMatch(/^# dest\.txt replaced an existing file\n--- a\/m\.txt\n\+\+\+ b\/dest\.txt\n/)
+    const page = json(runCli(["history", "diff", onto.recordId, "--workspace", ws, "--json"]).stdout)
+    expect(page.items[0].overwritten.hash).toBe(onto.changes[0].overwritten.hash)
+
+    const plain = runCli(["history", "diff", fresh.recordId, "--workspace", ws])
+    expect(plain.status, plain.stderr).toBe(0)
+    expect(plain.stdout).toMatch(/^--- a\/n\.txt\n\+\+\+ b\/fresh\.txt\n/)
+    expect(plain.stdout).not.toMatch(/replaced/)
   })
 })
 

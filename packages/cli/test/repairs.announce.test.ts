@@ -1,11 +1,11 @@
 /**
  * Issue 9 item 1, last part, through the built CLI: every command whose engine ran a startup
  * repair says what it did, on stderr (`forkjoin: repaired after a crash: <action> <txn>: ...`)
- * and, with `--json`, in a `repairs` field; a call with nothing to repair prints neither. The
- * crash is real: a multi-file `apply` SIGKILLed after its second rename
- * (FORKJOIN_FAULT=commit:after-rename:2). One family per test: `apply --json`, `run --json`
- * (join and `--export-only`), `rollback`, `conflicts` / `resolve`; `history --help` says its
- * commands repair nothing.
+ * and, with `--json`, in a `repairs` field (a failure's `{"ok":false,...}` line too); a call
+ * with nothing to repair prints neither. The crash is real: a multi-file `apply` SIGKILLed
+ * after its second rename (FORKJOIN_FAULT=commit:after-rename:2). One family per test:
+ * `apply --json` (succeeding and failing), `run --json` (join and `--export-only`),
+ * `rollback`, `conflicts` / `resolve`; `history --help` says its commands repair nothing.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -98,6 +98,25 @@ describe("every command that ran a startup repair says so", () => {
     const second = ok(["apply", "-", "--workspace", ws], addPatch("two.txt"))
     expect(Object.keys(second.json)).toEqual(["ok", "record"])
     expectQuiet(second.json, second.stderr)
+  })
+
+  it("a failing apply --json after a repair carries repairs beside the error; the next failure does not", () => {
+    const { ws } = makeSandbox()
+    crash(ws)
+    const bad = patch("*** Update File: crash/f0.txt", "@@", "-no such line", "+x")
+    const failed = runCli(["apply", "-", "--workspace", ws, "--json"], { stdin: bad })
+    expect(failed.status, failed.stderr).toBe(1)
+    const line = JSON.parse(failed.stdout)
+    expect(Object.keys(line)).toEqual(["ok", "error", "repairs"])
+    expect(line).toMatchObject({ ok: false, error: { code: "context_not_found" } })
+    expectAnnounced(line.repairs, failed.stderr, "restored")
+    expectUndone(ws)
+
+    const again = runCli(["apply", "-", "--workspace", ws, "--json"], { stdin: bad })
+    expect(again.status, again.stderr).toBe(1)
+    const quiet = JSON.parse(again.stdout)
+    expect(Object.keys(quiet)).toEqual(["ok", "error"])
+    expectQuiet(quiet, again.stderr)
   })
 
   it("run --json, joining and --export-only: repairs in the line and the notice on stderr, before the children", () => {

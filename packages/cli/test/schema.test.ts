@@ -1,8 +1,9 @@
 /**
- * `forkjoin schema plan|changeset|record`: the printed JSON Schemas are draft 2020-12 documents
- * with an `$id`, and they accept what forkjoin accepts and prints — the README's example plan,
- * the example in `forkjoin run --help`, a changeset `run --export-only` exported, records
- * `apply` and `history ingest` printed — and refuse what its decoders refuse. There is no JSON
+ * `forkjoin schema plan|changeset|record|codex-turn-diff|claude-tool-event`: the printed JSON
+ * Schemas are draft 2020-12 documents with an `$id`, and they accept what forkjoin accepts and
+ * prints — the README's example plan, the example in `forkjoin run --help`, a changeset `run
+ * --export-only` exported, records `apply` and `history ingest` printed, the turn diffs and
+ * Claude events the ingest tests feed `history ingest` — and refuse what its decoders refuse. There is no JSON
  * Schema validator among the dependencies, so `validate` below implements the keywords the
  * documents use and throws on any other (a new keyword fails the test instead of passing it
  * unchecked); every example is also decoded with the Effect schema, the final authority.
@@ -33,7 +34,17 @@ afterAll(removeSandboxes)
 
 type Doc = { readonly [k: string]: unknown }
 
-const ANNOTATIONS = new Set(["$schema", "$id", "$defs", "$comment", "title", "description", "default", "examples"])
+const ANNOTATIONS = new Set([
+  "$schema",
+  "$id",
+  "$defs",
+  "$comment",
+  "title",
+  "description",
+  "default",
+  "examples",
+  "contentMediaType"
+])
 
 const typeOk = (t: string, v: unknown): boolean => {
   switch (t) {
@@ -239,15 +250,20 @@ const runSchemaCommand = async (args: ReadonlyArray<string>) => {
 
 describe("forkjoin schema", () => {
   it("prints a draft 2020-12 document with $schema, $id and a title for each name", async () => {
-    expect(NAMES).toEqual(["plan", "changeset", "record"])
+    expect(NAMES).toEqual(["plan", "changeset", "record", "codex-turn-diff", "claude-tool-event"])
     const ids = new Set<string>()
     for (const name of NAMES) {
       const doc = documentOf(name)
       expect(doc["$schema"]).toBe("https://json-schema.org/draft/2020-12/schema")
       expect(doc["$id"]).toBe(`urn:forkjoin:schema:${name}:1`)
-      expect(typeof doc["title"]).toBe("string")
-      expect(doc["type"]).toBe("object")
-      expect((doc["required"] as Array<string>)).toContain("schemaVersion")
+      expect(doc["title"]).toBe(documents[name].title)
+      expect(doc["description"]).toBe(documents[name].description)
+      if (name === "codex-turn-diff") expect(doc["type"]).toBe("string")
+      else if (name === "claude-tool-event") expect(doc["anyOf"]).toHaveLength(6)
+      else {
+        expect(doc["type"]).toBe("object")
+        expect((doc["required"] as Array<string>)).toContain("schemaVersion")
+      }
       ids.add(doc["$id"] as string)
       const { exit, stdout } = await runSchemaCommand([name])
       expect(Exit.isSuccess(exit), String(exit)).toBe(true)
@@ -355,5 +371,73 @@ describe("forkjoin schema", () => {
     expect(validate(recordDoc, { ...record, exactness: "certain" })).not.toEqual([])
     const { commitOrdinal: _dropped, ...noOrdinal } = record
     expect(validate(recordDoc, noOrdinal)).not.toEqual([])
+  })
+
+  it("the turn diffs and Claude events history ingest accepts are valid; broken ones are not, nor ingested", () => {
+    const { dir, ws } = makeSandbox()
+    writeTree(ws, { "a.txt": "keep\nold\n", "b.ts": "a c x\n" })
+    const codexDoc = documentOf("codex-turn-diff")
+    const claudeDoc = documentOf("claude-tool-event")
+    const ingest = (format: string, text: string) => {
+      const file = path.join(dir, format === "codex-turn-diff" ? "turn.diff" : "event.json")
+      fs.writeFileSync(file, text)
+      return runCli(["history", "ingest", "--format", format, file, "--workspace", ws, "--json"])
+    }
+    // history.test.ts's turn diff and ProviderAggregates.test.ts's (a rename too).
+    const diffs = [
+      "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n",
+      "diff --git a/docs/new.md b/docs/new.md\nnew file mode 100644\n--- /dev/null\n+++ b/docs/new.md\n@@ -0,0 +1,2 @@\n" +
+      "+# New\n+text\ndiff --git a/x/from.txt b/y/to.txt\nsimilarity index 100%\nrename from x/from.txt\nrename to y/to.txt\n"
+    ]
+    for (const diff of diffs) {
+      expect(validate(codexDoc, diff)).toEqual([])
+      const r = ingest("codex-turn-diff", diff)
+      expect(r.status, r.stderr).toBe(0)
+    }
+    // history.test.ts's and friction.test.ts's Writes, ProviderAggregates.test.ts's Edit hook event and MultiEdit block.
+    const events: ReadonlyArray<unknown> = [
+      { tool_name: "Write", tool_input: { file_path: path.join(ws, "w.txt"), content: "w\n" }, tool_response: { type: "create" } },
+      { tool_name: "Write", tool_input: { file_path: "c.txt", content: "c\n" } },
+      {
+        session_id: "s",
+        tool_name: "Edit",
+        tool_input: { file_path: path.join(ws, "a.txt"), old_string: "old", new_string: "new" },
+        tool_response: { filePath: path.join(ws, "a.txt"), originalFile: "keep\nold\n" }
+      },
+      {
+        type: "tool_use",
+        name: "MultiEdit",
+        id: "toolu_1",
+        input: { file_path: "b.ts", edits: [{ old_string: "a", new_string: "b" }, { old_string: "c", new_string: "d", replace_all: true }] }
+      }
+    ]
+    for (const event of events) {
+      expect(validate(claudeDoc, event), JSON.stringify(event)).toEqual([])
+      const r = ingest("claude-tool-event", JSON.stringify(event))
+      expect(r.status, r.stderr).toBe(0)
+    }
+    const brokenDiffs = ["", "hello\nworld\n", "+++ b/a.txt\n--- a/a.txt\n"]
+    for (const diff of brokenDiffs) {
+      expect(validate(codexDoc, diff), JSON.stringify(diff)).not.toEqual([])
+      expect(jsonLine(ingest("codex-turn-diff", diff).stdout).error.code).toBe("malformed_event")
+    }
+    const brokenEvents: ReadonlyArray<unknown> = [
+      { tool_name: "Bash", tool_input: { command: "ls" } },
+      { tool_name: "Edit", tool_input: { file_path: "a.txt" } },
+      { tool_name: "Write", tool_input: { file_path: "a.txt", content: 1 } },
+      { tool_name: "MultiEdit", tool_input: { file_path: "a.txt", edits: [] } },
+      { type: "tool_use", name: "MultiEdit", input: { file_path: "b.ts", edits: [{ old_string: "a" }] } },
+      { type: "tool_use", name: "Read", input: { file_path: "a.txt" } },
+      ["not", "an", "object"]
+    ]
+    for (const event of brokenEvents) {
+      expect(validate(claudeDoc, event), JSON.stringify(event)).not.toEqual([])
+      const r = ingest("claude-tool-event", JSON.stringify(event))
+      expect(r.status, JSON.stringify(event)).toBe(1)
+      expect(jsonLine(r.stdout).error.code).toBe("malformed_event")
+    }
+    // The parser names the JSON path of the first problem.
+    const bad = ingest("claude-tool-event", JSON.stringify(brokenEvents[4]))
+    expect(jsonLine(bad.stdout).error.message).toContain("$.input.edits[0].new_string")
   })
 })

@@ -175,7 +175,8 @@ describe("a lock held by another process", () => {
 
   it("under a pty, a wait of more than a second prints the waiting line once, then the apply goes on", async () => {
     const { file, ws } = bigApply(2)
-    const r = await whileLocked(ws, 1800, () => underPty(["apply", file, "--workspace", ws], { NO_COLOR: "1" }))
+    // Held well past the 1 s threshold: a loaded machine may start the CLI late.
+    const r = await whileLocked(ws, 4000, () => underPty(["apply", file, "--workspace", ws], { NO_COLOR: "1" }))
     expect(r.status).toBe(0)
     expect(r.stderr.split(LOCK_WAIT_LINE).length).toBe(2)
     expect(r.stderr.startsWith(`${LOCK_WAIT_LINE}\n`)).toBe(true)

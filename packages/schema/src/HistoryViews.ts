@@ -154,6 +154,7 @@ export type TurnPage = typeof TurnPage.Type
  * One change of a record as a unified diff (`---`/`+++`/`@@` hunks, 3 lines of context), or
  * a one-line summary for binary content. `source` says where the text came from: both
  * blobs, the provider's own event (an aggregate whose content was not recorded), or nothing.
+ * `overwritten` is the destination's previous content when an add or move replaced a file.
  *
  * @category models
  * @since 0.1.0
@@ -164,6 +165,7 @@ export const RecordDiffFile = Schema.Struct({
   moveFrom: Schema.optionalKey(RelativePath),
   beforeHash: Schema.optionalKey(Sha256Hash),
   afterHash: Schema.optionalKey(Sha256Hash),
+  overwritten: Schema.optionalKey(Snapshot),
   binary: Schema.Boolean,
   source: Schema.Literals(["blobs", "provider_event", "unavailable"]),
   linesAdded: Count,

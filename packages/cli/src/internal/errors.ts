@@ -3,12 +3,14 @@
  * and its exit code: usage errors (exit 2, stderr only), engine rejections (exit 1, the
  * `--json` error body or `error[code] (stage name)` text), history command refusals and failed
  * runs. It also maps the lower layers' errors (`StoreError`, `ViewError`, `IngestError`,
- * `GitExportError`) onto those, keeping each one as the `cause`.
+ * `GitExportError`) onto those, keeping each one as the `cause`, and remembers what the startup
+ * repair announced so a failure's `--json` line carries it too (`noteRepairs`).
  *
  * It does not own the command programs nor the writing of output (`output.ts`).
  *
  * @since 0.1.0
  */
+import type { RepairOutcome } from "@forkjoin/engine/Engine"
 import { fromStoreError } from "@forkjoin/engine/HistoryFailure"
 import type { GitExportError } from "@forkjoin/history/GitExport"
 import type { StoreError } from "@forkjoin/history/HistoryStore"
@@ -139,6 +141,45 @@ export const toHistoryCommandError = (what: "read" | "used") =>
 }
 
 // -------------------------------------------------------------------------------------
+// repairs announced before a failure
+// -------------------------------------------------------------------------------------
+
+// What this process's startup repair announced on stderr. A command fails outside the scope of
+// the engine that ran the repair, so the failure handler cannot ask the engine; one CLI process
+// runs one command, so a module value is enough. `reportFailure` takes it (once).
+let announced: ReadonlyArray<RepairOutcome> = []
+
+/**
+ * Remembers the outcomes the startup repair just announced (none replaces any earlier ones), for
+ * the `--json` line of a failure that follows. `announceRepairs` calls it.
+ *
+ * @category error handling
+ * @since 0.1.0
+ */
+export const noteRepairs = (outcomes: ReadonlyArray<RepairOutcome>): Effect.Effect<void> =>
+  Effect.sync(() => {
+    announced = outcomes
+  })
+
+/** The announced outcomes, forgotten once taken so a later failure in the same process has none. */
+const takeRepairs: Effect.Effect<ReadonlyArray<RepairOutcome>> = Effect.sync(() => {
+  const outcomes = announced
+  announced = []
+  return outcomes
+})
+
+/**
+ * The `repairs` member of a `--json` line: present only when a repair ran, so the line of an
+ * ordinary call stays as it was.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const repairsMember = (
+  repairs: ReadonlyArray<RepairOutcome> | undefined
+): { readonly repairs?: ReadonlyArray<RepairOutcome> } => repairs === undefined || repairs.length === 0 ? {} : { repairs }
+
+// -------------------------------------------------------------------------------------
 // rendering
 // -------------------------------------------------------------------------------------
 
@@ -178,17 +219,25 @@ export interface FailureOutput {
 /**
  * The output of `error` raised by `forkjoin <command>`. A usage error never goes to stdout,
  * even with `--json` (like a flag error, the request was never made); neither does a failed
- * run, whose `--json` line is the run result only. `palette` colours the stderr text's
- * `error` label (default none).
+ * run, whose `--json` line is the run result only. A `--json` line carries `repairs` when
+ * any are given (the startup repair ran first). `palette` colours the stderr text's `error`
+ * label (default none).
  *
  * @category combinators
  * @since 0.1.0
  */
 export const failureOutput = (
   error: CommandFailure,
-  options: { readonly command: string; readonly json: boolean; readonly palette?: Colour.Palette }
+  options: {
+    readonly command: string
+    readonly json: boolean
+    readonly palette?: Colour.Palette
+    readonly repairs?: ReadonlyArray<RepairOutcome>
+  }
 ): FailureOutput => {
   const red = (options.palette ?? Colour.plain).red
+  const line = (errorBody: unknown): string =>
+    JSON.stringify({ ok: false, error: errorBody, ...repairsMember(options.repairs) }) + "\n"
   switch (error._tag) {
     case "UsageError":
       return {
@@ -198,15 +247,11 @@ export const failureOutput = (
       }
     case "EngineError":
       return options.json
-        ? { exitCode: EXIT_REJECTED, stdout: JSON.stringify({ ok: false, error: toBody(error) }) + "\n", stderr: "" }
+        ? { exitCode: EXIT_REJECTED, stdout: line(toBody(error)), stderr: "" }
         : { exitCode: EXIT_REJECTED, stdout: "", stderr: renderEngineError(error, options.palette) }
     case "HistoryCommandError":
       return options.json
-        ? {
-          exitCode: EXIT_REJECTED,
-          stdout: JSON.stringify({ ok: false, error: { code: error.code, message: error.message } }) + "\n",
-          stderr: ""
-        }
+        ? { exitCode: EXIT_REJECTED, stdout: line({ code: error.code, message: error.message }), stderr: "" }
         : { exitCode: EXIT_REJECTED, stdout: "", stderr: `${red(`error[${error.code}]`)}: ${error.message}\n` }
     case "RunFailed":
       return { exitCode: EXIT_REJECTED, stdout: "", stderr: `${red("error")}: ${error.message}\n` }
@@ -218,7 +263,7 @@ export const failureOutput = (
         ...(error.laterTransactionId === undefined ? {} : { laterTransactionId: error.laterTransactionId })
       }
       return options.json
-        ? { exitCode: EXIT_REJECTED, stdout: JSON.stringify({ ok: false, error: body }) + "\n", stderr: "" }
+        ? { exitCode: EXIT_REJECTED, stdout: line(body), stderr: "" }
         : {
           exitCode: EXIT_REJECTED,
           stdout: "",
@@ -229,7 +274,8 @@ export const failureOutput = (
 }
 
 /**
- * Prints a command's failure and ends it with the failure's exit code.
+ * Prints a command's failure, with what the startup repair announced first (`noteRepairs`) in
+ * its `--json` line, and ends it with the failure's exit code.
  *
  * @category error handling
  * @since 0.1.0
@@ -237,7 +283,8 @@ export const failureOutput = (
 export const reportFailure = (command: string, json: boolean) => (error: CommandFailure): Effect.Effect<never, CommandExit> =>
   Effect.gen(function*() {
     // Colour only for a person reading stderr at a terminal, never with --json.
-    const output = failureOutput(error, { command, json, palette: json ? Colour.plain : Colour.forStderr() })
+    const repairs = yield* takeRepairs
+    const output = failureOutput(error, { command, json, palette: json ? Colour.plain : Colour.forStderr(), repairs })
     if (output.stdout !== "") yield* writeStdout(output.stdout)
     if (output.stderr !== "") yield* writeStderr(output.stderr)
     return yield* new CommandExit({ exitCode: output.exitCode })

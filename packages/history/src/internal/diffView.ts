@@ -99,7 +99,8 @@ const diffItem = (
     path: ch.path,
     ...(ch.moveFrom === undefined ? {} : { moveFrom: ch.moveFrom }),
     ...(beforeSnap === undefined ? {} : { beforeHash: beforeSnap.hash }),
-    ...(ch.after === undefined ? {} : { afterHash: ch.after.hash })
+    ...(ch.after === undefined ? {} : { afterHash: ch.after.hash }),
+    ...(ch.overwritten === undefined ? {} : { overwritten: ch.overwritten })
   }
   const binary = beforeSnap?.encoding === "binary" || ch.after?.encoding === "binary"
   const before = blobText(c, beforeSnap)

@@ -6,7 +6,19 @@
  * make the event `uncertain`, and per-path diff text for the record-diff view. A structural
  * failure (nothing that looks like the format) is an error string, and a path the caller's
  * mapper refuses is returned as that `PathRefused` value: either way nothing is ingested.
+ * The shapes themselves (what a turn diff starts with, which keys a tool event needs) are the
+ * schemas of `ProviderInputs.ts`; this module decodes with them and parses what they leave open.
  */
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import {
+  ClaudeEditInput,
+  ClaudeFileTool,
+  ClaudeMultiEditInput,
+  ClaudeWriteInput,
+  CodexTurnDiff
+} from "../ProviderInputs.ts"
 
 /** One claimed change of a provider event. */
 export interface ClaimedChange {
@@ -63,11 +75,18 @@ const headerPath = (raw: string, prefix: "a/" | "b/"): string | undefined => {
   return stripPrefix(p, prefix)
 }
 
+// A boolean, not a guard: failing it must not narrow the text to `never`.
+const isCodexTurnDiff: (text: string) => boolean = Schema.is(CodexTurnDiff)
+
 const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/
 
 /** Parses a Codex turn diff (git-style unified diff of several files). */
 export const parseCodexTurnDiff = (text: string, mapPath: PathMapper): ParsedEvent | string | PathRefused => {
-  if (text.trim().length === 0) return "the turn diff is empty"
+  if (!isCodexTurnDiff(text)) {
+    return text.trim().length === 0
+      ? "the turn diff is empty"
+      : `line 1 is not part of a unified diff (expected 'diff --git' or '---'): ${JSON.stringify(text.split("\n")[0]!.slice(0, 80))}`
+  }
   const lines = text.split("\n")
   if (lines[lines.length - 1] === "") lines.pop()
   const changes: Array<ClaimedChange> = []
@@ -236,6 +255,26 @@ const editText = (p: string, edits: ReadonlyArray<Edit>) => {
   return { text: out.join("\n") + "\n", added, removed }
 }
 
+const isClaudeFileTool = Schema.is(ClaudeFileTool)
+
+// Unknown keys are ignored, as hook events carry many (session_id, cwd, tool_use_id, ...).
+const decodeEdit = Schema.decodeUnknownResult(ClaudeEditInput, { errors: "first" })
+const decodeWrite = Schema.decodeUnknownResult(ClaudeWriteInput, { errors: "first" })
+const decodeMultiEdit = Schema.decodeUnknownResult(ClaudeMultiEditInput, { errors: "first" })
+
+// Effect's flattening of an issue tree into `{ path, message }` leaves, read structurally.
+const leaves = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** The first problem of a failed decode: its JSON-path suffix (`.edits[1].old_string`) and message. */
+const firstProblem = (issue: SchemaIssue.Issue): { readonly at: string; readonly message: string } => {
+  const first = leaves(issue).issues[0]
+  const at = (first?.path ?? []).map((segment) => {
+    const key = typeof segment === "object" ? segment.key : segment
+    return typeof key === "number" ? `[${key}]` : typeof key === "symbol" ? `[${String(key)}]` : `.${key}`
+  }).join("")
+  return { at, message: first?.message ?? String(issue) }
+}
+
 /** Parses a managed Claude Edit / Write / MultiEdit tool event (hook or tool_use JSON). */
 export const parseClaudeToolEvent = (text: string, mapPath: PathMapper): ParsedEvent | string | PathRefused => {
   let json: unknown
@@ -247,23 +286,29 @@ export const parseClaudeToolEvent = (text: string, mapPath: PathMapper): ParsedE
   if (typeof json !== "object" || json === null || Array.isArray(json)) return "the event must be a JSON object"
   const o = json as Record<string, unknown>
   const tool = asString(o["tool_name"]) ?? (o["type"] === "tool_use" ? asString(o["name"]) : undefined)
-  const input = (o["tool_input"] ?? o["input"]) as Record<string, unknown> | undefined
   const response = (o["tool_response"] ?? o["tool_result"]) as Record<string, unknown> | undefined
   if (tool === undefined) return "the event names no tool (expected tool_name, or type 'tool_use' with name)"
-  if (tool !== "Edit" && tool !== "Write" && tool !== "MultiEdit") {
+  if (!isClaudeFileTool(tool)) {
     return `tool ${JSON.stringify(tool)} does not change files; expected Edit, Write or MultiEdit`
   }
-  if (typeof input !== "object" || input === null) return `the ${tool} event has no tool_input object`
-  const rawPath = asString(input["file_path"])
-  if (rawPath === undefined) return `the ${tool} event has no tool_input.file_path string`
-  const mapped = mapPath(rawPath)
+  // `tool_input` wins over `input` (a tool_use block's key) unless it is absent or null.
+  const inputKey = (o["tool_input"] === undefined || o["tool_input"] === null) && o["input"] !== undefined ? "input" : "tool_input"
+  const decode = <A>(result: Result.Result<A, Schema.SchemaError>): A | string => {
+    if (Result.isSuccess(result)) return result.success
+    const problem = firstProblem(result.failure.issue)
+    return `the ${tool} event is not valid at $.${inputKey}${problem.at}: ${problem.message}`
+  }
+  const raw = o[inputKey]
+  const input = tool === "Write" ? decode(decodeWrite(raw)) : tool === "Edit" ? decode(decodeEdit(raw)) : decode(decodeMultiEdit(raw))
+  if (typeof input === "string") return input
+  const mapped = mapPath(input.file_path)
   if ("refused" in mapped) return mapped
   const p = mapped.path
   const problems: Array<string> = []
   const original = typeof response === "object" && response !== null ? response["originalFile"] : undefined
-  if (tool === "Write") {
-    const content = asString(input["content"])
-    if (content === undefined) return "the Write event has no tool_input.content string"
+  if ("content" in input) {
+    // Only a Write's input has `content` (decoding keeps only the keys a schema names).
+    const content = input.content
     const type = typeof response === "object" && response !== null ? asString(response["type"]) : undefined
     const created = type === "create" || original === null
     const before = typeof original === "string" ? original : undefined
@@ -284,16 +329,11 @@ export const parseClaudeToolEvent = (text: string, mapPath: PathMapper): ParsedE
       problems
     }
   }
-  const rawEdits: Array<unknown> = tool === "Edit" ? [input] : Array.isArray(input["edits"]) ? input["edits"] as Array<unknown> : []
-  if (tool === "MultiEdit" && rawEdits.length === 0) return "the MultiEdit event has no tool_input.edits array"
-  const edits: Array<Edit> = []
-  for (const [k, e] of rawEdits.entries()) {
-    const r = (typeof e === "object" && e !== null ? e : {}) as Record<string, unknown>
-    const oldS = asString(r["old_string"])
-    const newS = asString(r["new_string"])
-    if (oldS === undefined || newS === undefined) return `edit ${k + 1} of the ${tool} event needs old_string and new_string strings`
-    edits.push({ old: oldS, new: newS, all: r["replace_all"] === true })
-  }
+  const edits: Array<Edit> = ("edits" in input ? input.edits : [input]).map((e) => ({
+    old: e.old_string,
+    new: e.new_string,
+    all: e.replace_all === true
+  }))
   const rendered = editText(p, edits)
   let before: string | undefined
   let after: string | undefined

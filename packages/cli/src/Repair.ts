@@ -14,12 +14,10 @@
  */
 import { Engine, type RepairOutcome, type UncertainOutcome } from "@forkjoin/engine/Engine"
 import type { HistoryReset } from "@forkjoin/history/HistoryStore"
-import { layerSqlite } from "@forkjoin/history/HistoryStoreSqlite"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import { fromHistoryOpen, noteRepairs, repairsMember } from "./internal/errors.ts"
+import { noteRepairs, repairsMember } from "./internal/errors.ts"
 import { writeStderr } from "./internal/output.ts"
-import { afterStateCheck, engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -72,16 +70,6 @@ export interface RepairResult {
 // effectful shell
 // -------------------------------------------------------------------------------------
 
-/** `engineLayer` with the engine told to adopt the database deliberately (`--reset-history`). */
-const resettingLayer = (root: string, db: string) =>
-  afterStateCheck(
-    root,
-    Engine.layer({ root, repairOnStart: false, resetHistory: true }).pipe(
-      Layer.provide(layerSqlite(db)),
-      Layer.catchTag("StoreError", (e) => Layer.effect(Engine, Effect.fail(fromHistoryOpen(e, db))))
-    )
-  )
-
 /**
  * Runs the repair on the workspace's engine (not also at engine start: once is the point),
  * then the acknowledgement, then lists what is still uncertain.
@@ -99,7 +87,7 @@ export const repair = Effect.fn("Repair.repair")(function*(request: RepairReques
     const acknowledged = request.ack === undefined ? undefined : yield* engine.acknowledge(request.ack)
     const uncertain = yield* engine.uncertainOutcomes
     return { root, db: request.db, report, resetRequested, reset: engine.historyReset, acknowledged, uncertain } satisfies RepairResult
-  }).pipe(Effect.provide(resetRequested ? resettingLayer(root, db) : engineLayer(root, db, { repairOnStart: false })))
+  }).pipe(Effect.provide(engineLayer(root, db, resetRequested ? { repairOnStart: false, resetHistory: true } : { repairOnStart: false })))
 })
 
 /**

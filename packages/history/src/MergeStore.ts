@@ -20,7 +20,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { StoreError } from "./HistoryStore.ts"
-import { checkConflictOwner, duplicateChild, withOutcome } from "./internal/mergeRules.ts"
+import { attempt, checkConflictOwner, duplicateChild, messageOf, withOutcome } from "./internal/mergeRules.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -116,17 +116,7 @@ const decodeRunJson = Schema.decodeUnknownSync(RunJson)
 const encodeConflictJson = Schema.encodeSync(ConflictJson)
 const decodeConflictJson = Schema.decodeUnknownSync(ConflictJson)
 
-const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-/** Runs a synchronous body: a thrown `StoreError` fails the effect, anything else is a bug. */
-const attempt = <A>(body: () => A): Effect.Effect<A, StoreError> =>
-  Effect.suspend(() => {
-    try {
-      return Effect.succeed(body())
-    } catch (thrown) {
-      return thrown instanceof StoreError ? Effect.fail(thrown) : Effect.die(thrown)
-    }
-  })
 
 const encoded = <A>(operation: string, what: string, encode: (a: A) => string, value: A): string => {
   try {

@@ -38,7 +38,7 @@ import { HistoryStore, StoreError } from "./HistoryStore.ts"
 import { layerNoDeps as historyLayerNoDeps, sqliteOptions } from "./HistoryStoreSqlite.ts"
 import { type ConflictFilter, MergeStore, type RunFilter } from "./MergeStore.ts"
 import { type Connection, type Migration, Sqlite, type SqliteOptions } from "./Sqlite.ts"
-import { checkConflictOwner, duplicateChild, withOutcome } from "./internal/mergeRules.ts"
+import { attempt, checkConflictOwner, duplicateChild, messageOf, withOutcome } from "./internal/mergeRules.ts"
 
 // -------------------------------------------------------------------------------------
 // schema (migrations)
@@ -168,7 +168,6 @@ const decodeRunJson = Schema.decodeUnknownSync(Schema.fromJsonString(MergeRun))
 const encodeConflictJson = Schema.encodeSync(Schema.fromJsonString(ConflictRecord))
 const decodeConflictJson = Schema.decodeUnknownSync(Schema.fromJsonString(ConflictRecord))
 
-const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 /** Encodes a record for writing; what the schema refuses is `Schema` and nothing is written. */
 const encoded = <A>(operation: string, what: string, encode: (a: A) => string, value: A): string => {
@@ -179,15 +178,6 @@ const encoded = <A>(operation: string, what: string, encode: (a: A) => string, v
   }
 }
 
-/** Runs a synchronous check outside the database: a thrown `StoreError` fails, anything else is a bug. */
-const attempt = <A>(body: () => A): Effect.Effect<A, StoreError> =>
-  Effect.suspend(() => {
-    try {
-      return Effect.succeed(body())
-    } catch (thrown) {
-      return thrown instanceof StoreError ? Effect.fail(thrown) : Effect.die(thrown)
-    }
-  })
 
 const corrupt = (operation: string, what: string, problem: string, cause?: unknown): StoreError =>
   new StoreError({ operation, reason: "Corrupt", detail: `${what} ${problem}`, cause })

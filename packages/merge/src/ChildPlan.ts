@@ -20,6 +20,7 @@ import type { RelativePath, Sha256Hash } from "@forkjoin/schema/Ids"
 import type { ChangeKind } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Schema from "effect/Schema"
 import { mergeFile, type Side } from "./FileMerge.ts"
+import { liveFiles } from "./internal/liveFiles.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -171,16 +172,7 @@ export const planChild = (input: ChildPlanInput): ChildPlanOutcome => {
   if (invalid.length > 0) return { _tag: "Invalid", paths: sortedUnique(invalid.map((p) => p.path)), reason: describeProblems(invalid) }
 
   // Live hashes, once per path: baselines compare content addresses, as the spec says.
-  const states = new Map<RelativePath, { state: FileState; hash: Sha256Hash | undefined }>()
-  const liveOf = (p: RelativePath) => {
-    let s = states.get(p)
-    if (s === undefined) {
-      const state = input.live(p)
-      s = { state, hash: state._tag === "File" ? sha256(state.bytes) : undefined }
-      states.set(p, s)
-    }
-    return s
-  }
+  const liveOf = liveFiles(input.live)
   const holds = (p: RelativePath, image: ChangesetPreimage | undefined): boolean => {
     const s = liveOf(p)
     return image === undefined ? s.state._tag === "Missing" : s.hash === image.hash

@@ -19,6 +19,7 @@ import type { RelativePath, Sha256Hash } from "@forkjoin/schema/Ids"
 import type { FileChange } from "@forkjoin/schema/PatchHistoryRecord"
 import type { Snapshot } from "@forkjoin/schema/Snapshot"
 import { planOfFiles } from "./ChildPlan.ts"
+import { liveFiles } from "./internal/liveFiles.ts"
 
 /**
  * What `planRollback` needs: the transaction's `changes` in commit order, `live`, the state
@@ -71,16 +72,7 @@ export const planRollback = (input: RollbackPlanInput): RollbackPlanOutcome => {
   const folded = NetChange.fold(input.changes.map((c, tag) => ({ ...c, tag })), "path")
   const net = NetChange.pathChanges(folded, sameContent, { moves: true, replace: true })
 
-  const states = new Map<RelativePath, { state: FileState; hash: Sha256Hash | undefined }>()
-  const liveOf = (p: RelativePath) => {
-    let s = states.get(p)
-    if (s === undefined) {
-      const state = input.live(p)
-      s = { state, hash: state._tag === "File" ? sha256(state.bytes) : undefined }
-      states.set(p, s)
-    }
-    return s
-  }
+  const liveOf = liveFiles(input.live)
   const drift: Array<RelativePath> = []
   const expectLive = (p: RelativePath, post: Snapshot | undefined) => {
     const s = liveOf(p)

@@ -81,11 +81,15 @@ export const afterStateCheck = <A, E, R>(root: string, layer: Layer.Layer<A, E, 
 export const engineLayer = (
   root: string,
   db: string,
-  options?: { readonly repairOnStart?: boolean }
+  options?: { readonly repairOnStart?: boolean; readonly resetHistory?: boolean }
 ): Layer.Layer<Engine, EngineError> =>
   afterStateCheck(
     root,
-    Engine.layer({ root, ...(options?.repairOnStart === undefined ? {} : { repairOnStart: options.repairOnStart }) }).pipe(
+    Engine.layer({
+      root,
+      ...(options?.repairOnStart === undefined ? {} : { repairOnStart: options.repairOnStart }),
+      ...(options?.resetHistory === undefined ? {} : { resetHistory: options.resetHistory })
+    }).pipe(
       Layer.provide(layerSqlite(db)),
       Layer.catchTag("StoreError", (e) => Layer.effect(Engine, Effect.fail(fromHistoryOpen(e, db))))
     )

@@ -1,10 +1,24 @@
 /**
  * The merge store's rules, shared by its memory and SQLite layers (the contract suite holds
  * both to them): a run lists each child once, a conflict belongs to the outcome recorded with
- * it, and an outcome replaces its child's.
+ * it, and an outcome replaces its child's; plus how both run a synchronous body.
  */
 import type { ChildOutcome, ConflictRecord, MergeRun, MergeRunId, UtcTimestamp } from "@forkjoin/schema"
+import * as Effect from "effect/Effect"
 import { StoreError } from "../HistoryStore.ts"
+
+/** The message of a thrown value, for a store error's detail. */
+export const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/** Runs a synchronous body: a thrown `StoreError` fails the effect, anything else is a bug. */
+export const attempt = <A>(body: () => A): Effect.Effect<A, StoreError> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(body())
+    } catch (thrown) {
+      return thrown instanceof StoreError ? Effect.fail(thrown) : Effect.die(thrown)
+    }
+  })
 
 /** The first child a run lists twice, if any. */
 export const duplicateChild = (run: MergeRun): string | undefined => {

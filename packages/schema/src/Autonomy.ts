@@ -1,0 +1,133 @@
+/**
+ * Autonomy levels, the configuration file and the promotion gate's decision (SPEC §7).
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { Sha256Hash } from "./Ids.ts"
+import { UtcTimestamp } from "./UtcTimestamp.ts"
+
+/**
+ * `off`: analysis only; `supervised`: the parent edits, children are read-only; `safe`:
+ * mutating children when the gate passes; `bold`: mutating children without the gate (logged).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const AutonomyLevel = Schema.Literals(["off", "supervised", "safe", "bold"])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type AutonomyLevel = typeof AutonomyLevel.Type
+
+/**
+ * A boolean setting as written by people: JSON `true`/`false`, or `1/true/yes/on`,
+ * `0/false/no/off` (any case).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const BooleanSetting = Schema.Union([
+  Schema.Boolean,
+  Schema.Literals(["1", "true", "yes", "on", "0", "false", "no", "off"])
+])
+
+/**
+ * `forkjoin.config.json` at the workspace root (schemaVersion 1). Unknown keys are refused, so a
+ * misspelt setting is an error rather than silently ignored.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ForkjoinConfigFile = Schema.Struct({
+  $schema: Schema.optionalKey(Schema.String),
+  schemaVersion: Schema.optionalKey(Schema.Literal(1)),
+  autonomy: Schema.optionalKey(AutonomyLevel),
+  mutatingSubagents: Schema.optionalKey(BooleanSetting),
+  gate: Schema.optionalKey(Schema.Struct({
+    /** Where the evidence is, relative to the workspace root (default `.forkjoin/evidence/merge-probe.json`). */
+    evidence: Schema.optionalKey(Schema.String),
+    /** How old evidence may be, like `7d`, `24h`, `30m` (default `7d`). */
+    maxEvidenceAge: Schema.optionalKey(Schema.String),
+    /** Public keys (PEM files, relative to the workspace root); when set, evidence must be signed by one. */
+    trustedKeys: Schema.optionalKey(Schema.Array(Schema.String))
+  }))
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ForkjoinConfigFile = typeof ForkjoinConfigFile.Type
+
+/**
+ * What the gate decided: `passed` (evidence meets every requirement), `blocked` (it does not:
+ * see `missing`), `skipped` (`bold`: no evidence asked for), `not_applicable` (mutating
+ * children are not allowed at this level at all).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const GateStatus = Schema.Literals(["passed", "blocked", "skipped", "not_applicable"])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type GateStatus = typeof GateStatus.Type
+
+/**
+ * A requirement the evidence failed. Stable: scripts match on these.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const GateRequirement = Schema.Literals([
+  "evidence_missing",
+  "evidence_invalid",
+  "scenario_failed",
+  "fingerprint_mismatch",
+  "evidence_stale",
+  "filesystem_mismatch",
+  "signature_missing",
+  "signature_invalid",
+  "untrusted_signer"
+])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type GateRequirement = typeof GateRequirement.Type
+
+/**
+ * The promotion gate's decision: `{ status, missing, evidence }` plus the level it decided at,
+ * one reason per missing requirement, warnings (`bold`'s skip) and a message saying what to do.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const GateDecision = Schema.Struct({
+  status: GateStatus,
+  level: AutonomyLevel,
+  mutatingSubagents: Schema.Boolean,
+  missing: Schema.Array(GateRequirement),
+  reasons: Schema.Array(Schema.Struct({ requirement: GateRequirement, message: Schema.String })),
+  evidence: Schema.NullOr(Schema.Struct({
+    path: Schema.String,
+    digest: Schema.optionalKey(Sha256Hash),
+    createdAt: Schema.optionalKey(UtcTimestamp),
+    signer: Schema.optionalKey(Sha256Hash)
+  })),
+  warnings: Schema.Array(Schema.String),
+  message: Schema.String,
+  decidedAt: UtcTimestamp
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type GateDecision = typeof GateDecision.Type

@@ -18,6 +18,24 @@ const outfile = join(root, "packages/cli/dist/forkjoin.cjs")
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
 const wantMetafile = process.argv.includes("--metafile")
 
+// The engine fingerprint's source digest, computed by the same module that computes it from
+// source (packages/autonomy/src/Fingerprint.ts), so bundle and source runs agree on evidence.
+const sourceDigest = await (async () => {
+  const fingerprint = await esbuild.build({
+    write: false,
+    absWorkingDir: root,
+    entryPoints: [join(root, "packages/autonomy/src/Fingerprint.ts")],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning"
+  })
+  const url = `data:text/javascript;base64,${Buffer.from(fingerprint.outputFiles[0].contents).toString("base64")}`
+  const { sourceDigestOf } = await import(url)
+  return sourceDigestOf(root)
+})()
+
 const result = await esbuild.build({
   // Written below through a temp file and a rename: tests may run the CLI while it rebuilds.
   write: false,
@@ -36,7 +54,8 @@ const result = await esbuild.build({
   logLevel: "warning",
   metafile: wantMetafile,
   define: {
-    __FORKJOIN_VERSION__: JSON.stringify(version)
+    __FORKJOIN_VERSION__: JSON.stringify(version),
+    __FORKJOIN_SOURCE_DIGEST__: JSON.stringify(sourceDigest)
   },
   // A native addon: loaded from node_modules at run time.
   external: ["better-sqlite3"],

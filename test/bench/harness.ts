@@ -176,12 +176,13 @@ const newestSourceMtime = (root: string): number => {
     }
   }
   for (const pkg of fs.readdirSync(path.join(root, "packages"))) walk(path.join(root, "packages", pkg, "src"))
+  walk(path.join(root, "probes", "src"))
   return newest
 }
 
 /**
  * Ensures the CLI launcher and an up-to-date bundle exist, rebuilding when missing or older
- * than any package source. Returns `{ error }` when there is nothing to measure, or
+ * than any package or probe source. Returns `{ error }` when there is nothing to measure, or
  * `{ warning }` when a stale bundle had to be kept.
  */
 export const ensureCliBundle = (root: string): { readonly error?: string; readonly warning?: string } => {

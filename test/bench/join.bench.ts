@@ -101,6 +101,7 @@ const runLibrary = (ws: string, planFile: string, progress?: (line: string) => v
     OrchestratorRun.runPlan(plan.success, {
       planDirectory: path.dirname(planFile),
       callerThreadId: ThreadId.make("cli"),
+      admission: { _tag: "Gate", env: { FORKJOIN_AUTONOMY: "bold" } },
       ...(progress === undefined ? {} : { progress: (line: string) => Effect.sync(() => progress(line)) })
     }).pipe(
       Effect.provide(OrchestratorRun.layer(ws, path.join(ws, ".forkjoin", "history.db")))
@@ -256,7 +257,9 @@ const maxRssKb = (stderr: string): number | undefined => {
 const runCli = (s: Setup, withTime: boolean): { ms: number; rssMb?: number } | { error: string } => {
   restore(s, s.cliWs)
   const { bin } = cliPaths(repoRoot())
-  const { FORKJOIN_FAULT: _fault, ...env } = process.env
+  const { FORKJOIN_FAULT: _fault, ...inherited } = process.env
+  // A scratch workspace: mutating children run at bold, as the library run below does.
+  const env = { ...inherited, FORKJOIN_AUTONOMY: "bold" }
   const args = [bin, "run", s.planFile, "--workspace", s.cliWs, "--json"]
   gc()
   const r = withTime

@@ -152,6 +152,8 @@ export const demo = Effect.fn("Demo.demo")(function*(options: DemoOptions) {
     const outcome = yield* OrchestratorRun.runPlan(planOf(), {
       planDirectory: dir,
       callerThreadId: caller,
+      // Its own temporary workspace: no user file can be touched, whatever the autonomy level.
+      admission: { _tag: "Exempt", reason: "demo" },
       ...(options.json ? {} : { progress: (line: string) => say(`  ${line}`) })
     })
     yield* say(Run.renderText({ _tag: "Joined", outcome }))

@@ -13,6 +13,7 @@ import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import * as Children from "@forkjoin/runtime/Children"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import { encodeChangeset } from "@forkjoin/runtime/Session"
+import type { GateDecision } from "@forkjoin/schema/Autonomy"
 import { MergeRunId, type ThreadId } from "@forkjoin/schema/Ids"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -22,6 +23,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Colour from "./internal/colour.ts"
 import { RunFailed, UsageError } from "./internal/errors.ts"
+import { writeStderr } from "./internal/output.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
 import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 import { repairsField, withRepairs } from "./Repair.ts"
@@ -80,6 +82,8 @@ export type RunResult =
     readonly _tag: "Exported"
     readonly result: Children.RunResult
     readonly repairs?: ReadonlyArray<RepairOutcome> | undefined
+    /** The gate's decision that admitted the mutating children (none for read-only plans). */
+    readonly gate?: GateDecision | undefined
   }
   | {
     readonly _tag: "Joined"
@@ -115,6 +119,9 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
   const planFile = request.planFile!
   const plan = yield* readPlan(planFile)
   if (request.exportOnly) {
+    // Export-only children stage changesets meant for a join: admitted exactly like a run.
+    const gate = yield* OrchestratorRun.admit(plan, { root })
+    yield* warnGate(gate)
     const runId = `run-${randomUUID()}`
     const [result, repairs] = yield* withRepairs(
       root,
@@ -124,7 +131,7 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
       Effect.provide(engineLayer(root, db)),
       Effect.mapError((e) => (e._tag === "EngineError" ? e : new RunFailed({ message: e.message, cause: e })))
     )
-    return { _tag: "Exported", result, repairs } satisfies RunResult
+    return { _tag: "Exported", result, repairs, gate } satisfies RunResult
   }
   const [outcome, repairs] = yield* withRepairs(
     root,
@@ -137,8 +144,15 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
   ).pipe(
     Effect.provide(orchestratorLayer(root, db))
   )
+  yield* warnGate(outcome.run.gate)
   return { _tag: "Joined", outcome, repairs } satisfies RunResult
 })
+
+/** The gate's warnings (a `bold` skip, a plan asking for more than allowed) on stderr: they are on record too. */
+const warnGate = (gate: GateDecision | undefined) =>
+  gate === undefined || gate.warnings.length === 0
+    ? Effect.void
+    : writeStderr(gate.warnings.map((w) => `${Colour.forStderr().yellow("warning")}: ${w}\n`).join(""))
 
 /**
  * Exit 0 when the run finished (export-only: every child finished cleanly), else 1.
@@ -174,6 +188,7 @@ export const renderJson = (result: RunResult): string => {
       ok: exitCodeOf(result) === 0,
       runId: result.result.runId,
       results: result.result.results.map(childJson),
+      ...(result.gate === undefined ? {} : { gate: result.gate }),
       ...repairsField(result.repairs)
     }) + "\n"
   }
@@ -186,6 +201,7 @@ export const renderJson = (result: RunResult): string => {
     mergeExecution: { status: o.run.status, outcomes: o.run.outcomes },
     conflicts: o.conflicts.map((c) => ({ conflictId: c.conflictId, childId: c.childId, path: c.path, status: c.status, reason: c.reason })),
     finish: o.finish.ok ? { ok: true } : { ok: false, code: o.finish.code, message: o.finish.message },
+    ...(o.run.gate === undefined ? {} : { gate: o.run.gate }),
     ...repairsField(result.repairs)
   }) + "\n"
 }

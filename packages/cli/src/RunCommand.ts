@@ -42,7 +42,7 @@ export const run = Command.make(
     json: Flag.Boolean("json").pipe(
       Flag.withDescription(
         "Print one JSON line: {\"ok\",\"runId\",\"mergePlan\",\"results\",\"mergeExecution\":{\"status\",\"outcomes\"},\"conflicts\",\"finish\"} " +
-          "(with --export-only: {\"ok\",\"runId\",\"results\"}); both end with \"repairs\":[...] when a crash repair ran first"
+          "(with --export-only: {\"ok\",\"runId\",\"results\"}), plus \"gate\" (the promotion gate's decision) when the plan has mutating tasks; both end with \"repairs\":[...] when a crash repair ran first"
       ),
       Flag.withDefault(false)
     ),
@@ -78,7 +78,7 @@ export const run = Command.make(
       const code = Run.exitCodeOf(result)
       if (code !== 0) return yield* new CommandExit({ exitCode: code })
     },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "RunFailed", "EngineError", "OrchestratorError"], reportFailure("run", input.json))
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "RunFailed", "EngineError", "OrchestratorError", "AutonomyError"], reportFailure("run", input.json))
   )
 ).pipe(
   Command.withDescription(
@@ -86,8 +86,11 @@ export const run = Command.make(
       "confined to their write scope and export a changeset; then each child is checked against the live files and " +
       "applied as its own transaction, in task order. Edits to different places of one file merge; overlapping edits " +
       "are held back as conflicts ('forkjoin conflicts', 'forkjoin resolve'). Artifacts go to " +
-      "<workspace>/.forkjoin/runs/<run-id>/subagents/<task-id>/. Exit 0 the run finished, 1 it did not (partial, " +
-      "failed, or blocked by open conflicts), 2 usage or plan error.\n\n" +
+      "<workspace>/.forkjoin/runs/<run-id>/subagents/<task-id>/. Mutating tasks start only when the autonomy " +
+      "level allows them: at safe when 'forkjoin gate' passes, at bold without evidence (a warning, kept with the " +
+      "run); off and supervised allow read-only tasks only ('forkjoin config explain' shows the level and why). " +
+      "Exit 0 the run finished, 1 it did not (partial, failed, blocked by open conflicts, or refused by the gate), " +
+      "2 usage, plan or configuration error.\n\n" +
       "Example plan (every key: 'forkjoin schema plan'): " +
       "{\"schemaVersion\":1,\"tasks\":[{\"id\":\"docs\",\"mode\":\"transactional_write\",\"writeScope\":[\"docs\"]," +
       "\"actions\":[{\"apply_patch\":{\"patch\":\"*** Begin Patch\\n*** Add File: docs/a.md\\n+hi\\n*** End Patch\"}},{\"finish\":{}}]}]}"

@@ -46,8 +46,9 @@ export const PlanFile = RunPlanInput.mapFields((plan) => ({
   schemaVersion: described(plan.schemaVersion, "The plan format's version: 1."),
   autonomy: described(
     plan.autonomy,
-    "How much the run may do on its own: 'off' and 'supervised' allow read-only children only; 'safe', 'bold' " +
-      "(or no autonomy key) also allow mutating children."
+    "Lowers the autonomy level for this run (it can never raise the configured one): 'off' and 'supervised' " +
+      "allow read-only children only; 'safe' allows mutating children when the promotion gate passes; 'bold' " +
+      "without evidence. Without the key the configured level applies ('forkjoin config explain')."
   ),
   tasks: described(
     Schema.Array(TaskInput.mapFields((task) => ({

@@ -12,9 +12,11 @@ import * as Effect from "effect/Effect"
 import { apply } from "./ApplyCommand.ts"
 import { conflicts } from "./ConflictsCommand.ts"
 import { demo } from "./DemoCommand.ts"
+import { config, gate, keygen } from "./GateCommand.ts"
 import { gc } from "./GcCommand.ts"
 import { history } from "./HistoryCommand.ts"
 import { presenter, processExitCode } from "./internal/errors.ts"
+import { probe } from "./ProbeCommand.ts"
 import { repair } from "./RepairCommand.ts"
 import { resolve } from "./ResolveCommand.ts"
 import { rollback } from "./RollbackCommand.ts"
@@ -31,7 +33,7 @@ const forkjoin = Command.make("forkjoin").pipe(
     "Parallel AI coding agents that edit one workspace safely: one native patch engine applies every change " +
       "all or nothing."
   ),
-  Command.withSubcommands([apply, run, conflicts, resolve, rollback, status, repair, gc, history, schema, demo])
+  Command.withSubcommands([apply, run, conflicts, resolve, rollback, status, repair, gc, history, schema, probe, gate, keygen, config, demo])
 )
 
 // Built-ins kept: --help, --version, --completions. Dropped: --log-level (forkjoin logs nothing

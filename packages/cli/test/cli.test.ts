@@ -74,7 +74,11 @@ describe("forkjoin (root)", () => {
     expect(r.stdout).toMatch(/^\s+status\s+Interrupted runs and open conflicts/m)
     expect(r.stdout).toMatch(/^\s+gc\s+/m)
     expect(r.stdout).toMatch(/^\s+history\s+Query the patch history/m)
-    expect(r.stdout).not.toMatch(/^\s+(probe|gate|config|serve)\s/m)
+    expect(r.stdout).toMatch(/^\s+probe\s+Prove the merge machinery/m)
+    expect(r.stdout).toMatch(/^\s+gate\s+Check the probe evidence/m)
+    expect(r.stdout).toMatch(/^\s+keygen\s+Make a key pair/m)
+    expect(r.stdout).toMatch(/^\s+config\s+Show the autonomy configuration/m)
+    expect(r.stdout).not.toMatch(/^\s+(serve|agent|mcp)\s/m)
   })
 
   it("--version prints the root package.json version", () => {

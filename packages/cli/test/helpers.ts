@@ -41,8 +41,9 @@ export const runCli = (
     input: options.stdin ?? "",
     cwd: options.cwd ?? ROOT,
     encoding: "utf8",
-    // Keep colors and terminal detection out of assertions.
-    env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", ...options.env }
+    // Keep colors and terminal detection out of assertions. Tests run plans in scratch
+    // workspaces: mutating children at `bold` unless a test sets the level itself.
+    env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_AUTONOMY: "bold", ...options.env }
   })
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }
 }

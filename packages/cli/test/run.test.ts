@@ -50,7 +50,8 @@ describe("forkjoin run --export-only", () => {
     }
     const { ws, planFile, before } = setup(plan)
     const r = runCli(["run", planFile, "--workspace", ws, "--json", "--export-only"])
-    expect(r.stderr).toBe("")
+    // Only the bold level's warning (runCli runs plans at bold): the gate was skipped, and it says so.
+    expect(r.stderr).toBe("warning: Autonomy level bold (env FORKJOIN_AUTONOMY): mutating children run without checking probe evidence; the gate was skipped.\n")
     expect(r.status).toBe(0)
     const out = JSON.parse(r.stdout)
     expect(out.results.map((c: any) => [c.id, c.status])).toEqual([["edit-a", "finished"], ["ro", "finished"], ["edit-b", "finished"]])
@@ -185,7 +186,10 @@ describe("forkjoin run --export-only", () => {
     fs.mkdirSync(path.join(ws, "src/many"))
     for (let i = 0; i < 20000; i++) fs.writeFileSync(path.join(ws, "src/many", `f${i}.txt`), "")
     const before = workspaceTree(ws)
-    const child = spawn(process.execPath, [BIN, "run", planFile, "--workspace", ws], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [BIN, "run", planFile, "--workspace", ws], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, FORKJOIN_AUTONOMY: "bold" }
+    })
     let stderr = ""
     child.stderr.on("data", (b: Buffer) => (stderr += b.toString()))
     const closed = new Promise<number | null>((r) => child.on("close", (c) => r(c)))

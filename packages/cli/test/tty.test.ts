@@ -65,7 +65,7 @@ interface Finished {
 /** The environment of a terminal user: no colour overrides unless `env` sets them. */
 const terminalEnv = (env: Record<string, string>): Record<string, string> => {
   const { FORCE_COLOR: _f, FORCE_COLOR_: _g, FORKJOIN_FAULT: _x, NO_COLOR: _n, ...rest } = process.env
-  return { ...(rest as Record<string, string>), TERM: "xterm-256color", ...env }
+  return { ...(rest as Record<string, string>), TERM: "xterm-256color", FORKJOIN_AUTONOMY: "bold", ...env }
 }
 
 /** Collects a child's output without blocking this process (a test may act while it runs). */

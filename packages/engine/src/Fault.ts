@@ -5,7 +5,10 @@
  * - `commit:after-rename:<k>`: SIGKILL right after the k-th rename of a commit;
  * - `merge:write-fail:<task-id>:<k>`: the k-th write of that child's join transaction
  *   (`subagent_merge:<run-id>/<task-id>`) fails with an I/O error (EIO);
- * - `merge:after-child:<n>`: SIGKILL right after the n-th child's join transaction.
+ * - `merge:after-child:<n>`: SIGKILL right after the n-th child's join transaction;
+ * - `join:skip-baseline`: the join takes a child's live files as its baseline, so drift from
+ *   an outside edit is no longer refused (test-only: the merge probe must then report
+ *   `baseline_drift_refused` failed).
  * Nothing else depends on it; an unset variable injects nothing.
  *
  * @since 0.1.0
@@ -23,9 +26,10 @@ export interface FaultPlan {
   readonly afterRename: ReadonlySet<number>
   readonly writeFail: ReadonlyMap<string, number>
   readonly afterChild: ReadonlySet<number>
+  readonly skipBaseline: boolean
 }
 
-const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>' or 'merge:after-child:<n>'"
+const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>', 'merge:after-child:<n>' or 'join:skip-baseline'"
 
 /**
  * Parses a `FORKJOIN_FAULT` value; an unparsable fault is a start-up error naming it.
@@ -38,6 +42,7 @@ export const parseFault = (value: string | undefined): FaultPlan => {
   const afterRename = new Set<number>()
   const writeFail = new Map<string, number>()
   const afterChild = new Set<number>()
+  let skipBaseline = false
   for (const fault of (value ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "")) {
     const stage = /^stage:(\d+)$/.exec(fault)
     const rename = /^commit:after-rename:(\d+)$/.exec(fault)
@@ -47,9 +52,10 @@ export const parseFault = (value: string | undefined): FaultPlan => {
     else if (rename !== null) afterRename.add(Number(rename[1]))
     else if (write !== null) writeFail.set(write[1]!, Number(write[2]))
     else if (child !== null) afterChild.add(Number(child[1]))
+    else if (fault === "join:skip-baseline") skipBaseline = true
     else throw new Error(`FORKJOIN_FAULT: '${fault}' is not ${FORMS}`)
   }
-  return { afterStage, afterRename, writeFail, afterChild }
+  return { afterStage, afterRename, writeFail, afterChild, skipBaseline }
 }
 
 const plan = parseFault(process.env["FORKJOIN_FAULT"])
@@ -89,6 +95,15 @@ export const afterRename = (k: number): void => {
 export const afterChild = (n: number): void => {
   if (plan.afterChild.has(n)) die()
 }
+
+/**
+ * Whether the join should skip verifying children's baselines (`join:skip-baseline`): a
+ * deliberately broken join, only so a test can show the probe catches it.
+ *
+ * @category fault injection
+ * @since 0.1.0
+ */
+export const skipBaseline = (): boolean => plan.skipBaseline
 
 /** The writes the commit step makes. */
 type WriteIo = Pick<typeof nodeFs, "renameSync" | "unlinkSync">

@@ -14,6 +14,7 @@
  */
 import { Engine } from "@forkjoin/engine/Engine"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import type { GateDecision } from "@forkjoin/schema/Autonomy"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { mergePlanOf } from "@forkjoin/merge/MergePlan"
 import {
@@ -63,6 +64,8 @@ export interface JoinOptions {
   readonly runDirectory: string
   readonly atomic: boolean
   readonly verify?: VerifyCommand
+  /** The promotion gate's decision that admitted the mutating children, kept on the run. */
+  readonly gate?: GateDecision
   readonly children: ReadonlyArray<JoinChild>
   /** Told each child's outcome as soon as it is recorded (progress). */
   readonly onOutcome?: (outcome: ChildOutcome) => Effect.Effect<void>
@@ -99,6 +102,7 @@ export const start = Effect.fn("Join.start")(function*(options: JoinOptions) {
     runDirectory: options.runDirectory,
     atomic: options.atomic,
     ...(options.verify === undefined ? {} : { verify: options.verify }),
+    ...(options.gate === undefined ? {} : { gate: options.gate }),
     status: "running",
     mergePlan,
     outcomes: options.children.filter((c) => c.mode === "transactional_write").map((c) => ({ childId: c.id, status: "pending" })),

@@ -25,6 +25,7 @@ export const OrchestratorErrorCode = Schema.Literals([
   "run_not_resumable",
   "mutating_subagents_in_open_batch",
   "mutating_subagents_not_granted",
+  "promotion_gate_blocked",
   "artifacts_unavailable",
   "store_unavailable",
   "verification_unavailable"

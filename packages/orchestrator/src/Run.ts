@@ -10,6 +10,9 @@
  *
  * @since 0.1.0
  */
+import type { AutonomyError } from "@forkjoin/autonomy/AutonomyError"
+import type { Env } from "@forkjoin/autonomy/Config"
+import * as Gate from "@forkjoin/autonomy/Gate"
 import { Engine } from "@forkjoin/engine/Engine"
 import type { HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
@@ -19,7 +22,7 @@ import { normalizePath } from "@forkjoin/patch/RelativePath"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import * as Children from "@forkjoin/runtime/Children"
 import type { RunPlan } from "@forkjoin/runtime/RunPlan"
-import { type ChildOutcome, type ConflictRecord, type MergeRun, MergeRunId, type ThreadId } from "@forkjoin/schema"
+import { type ChildOutcome, type ConflictRecord, type GateDecision, type MergeRun, MergeRunId, type ThreadId } from "@forkjoin/schema"
 import type { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -47,6 +50,24 @@ export interface RunOutcome {
 }
 
 /**
+ * How a run's mutating children are admitted: by the promotion gate under the workspace's
+ * configuration (the default; `env` replaces `process.env`, `trust` and `evidencePath` act like
+ * `forkjoin gate`'s flags), or `Exempt` for a scratch workspace the caller created itself (the
+ * probe, the demo), where no user file can be touched.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Admission =
+  | {
+    readonly _tag: "Gate"
+    readonly env?: Env
+    readonly trust?: ReadonlyArray<string>
+    readonly evidencePath?: string
+  }
+  | { readonly _tag: "Exempt"; readonly reason: string }
+
+/**
  * Options of `runPlan`: the directory `changesetFile` paths are relative to, the caller's
  * thread (the run's thread is registered below it) and the children's concurrency.
  *
@@ -59,6 +80,8 @@ export interface RunOptions {
   readonly concurrency?: number
   /** The calling parent session has an open batch: mutating children are refused before any starts. */
   readonly parentBatchOpen?: boolean
+  /** How mutating children are admitted (default: the promotion gate under the workspace's configuration). */
+  readonly admission?: Admission
   /** Completes when the run is cancelled (running children are interrupted, queued ones never start). */
   readonly cancel?: Effect.Effect<void>
   /** Told one line per child as it finishes and as it is joined (live progress on a terminal). */
@@ -66,33 +89,49 @@ export interface RunOptions {
 }
 
 /**
- * Refuses a plan before any child starts: mutating children while the parent has an open batch
- * (their changesets would be joined under the batch's feet), or under an autonomy level that
- * does not grant them (`off`: analysis only; `supervised`: read-only children only).
+ * Decides, before any child starts, whether the plan's mutating children may run in the
+ * workspace `root`: refused while the parent has an open batch (their changesets would be
+ * joined under the batch's feet); otherwise the promotion gate decides under the configuration,
+ * which the plan's `autonomy` can only lower (`off`: none; `supervised`: read-only children
+ * only; `safe`: when the evidence passes; `bold`: without it, recorded as `skipped`). Returns
+ * the decision to record, or `undefined` when no decision was needed (no mutating child, or an
+ * exempt scratch run). A bad configuration fails with its `AutonomyError`.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const admit = (plan: RunPlan, options: Pick<RunOptions, "parentBatchOpen">): Effect.Effect<void, OrchestratorError> => {
-  const mutating = plan.tasks.filter((t) => t.mode === "transactional_write").map((t) => t.id)
-  if (mutating.length === 0) return Effect.void
-  if (options.parentBatchOpen === true) {
-    return Effect.fail(new OrchestratorError({
-      code: "mutating_subagents_in_open_batch",
-      paths: [],
-      message: `Mutating children (${mutating.join(", ")}) cannot start while the parent has an open batch; commit_batch or abort_batch it first.`
-    }))
-  }
-  if (plan.autonomy === "off" || plan.autonomy === "supervised") {
-    return Effect.fail(new OrchestratorError({
-      code: "mutating_subagents_not_granted",
-      paths: [],
-      message: `The plan's autonomy '${plan.autonomy}' does not allow mutating children (${mutating.join(", ")}); ` +
-        "make them read_only, or use autonomy 'safe' or 'bold'."
-    }))
-  }
-  return Effect.void
-}
+export const admit = (
+  plan: RunPlan,
+  options: { readonly root: string; readonly parentBatchOpen?: boolean | undefined; readonly admission?: Admission | undefined }
+): Effect.Effect<GateDecision | undefined, OrchestratorError | AutonomyError> =>
+  Effect.gen(function*() {
+    const mutating = plan.tasks.filter((t) => t.mode === "transactional_write").map((t) => t.id)
+    if (mutating.length === 0) return undefined
+    if (options.parentBatchOpen === true) {
+      return yield* new OrchestratorError({
+        code: "mutating_subagents_in_open_batch",
+        paths: [],
+        message: `Mutating children (${mutating.join(", ")}) cannot start while the parent has an open batch; commit_batch or abort_batch it first.`
+      })
+    }
+    const admission = options.admission ?? { _tag: "Gate" }
+    if (admission._tag === "Exempt") return undefined
+    const decision = yield* Gate.evaluate({
+      workspace: options.root,
+      planLevel: plan.autonomy,
+      env: admission.env,
+      trust: admission.trust,
+      evidencePath: admission.evidencePath
+    })
+    const admitted = Gate.admitMutating(decision)
+    if (Result.isSuccess(admitted)) return decision
+    return yield* new OrchestratorError({
+      code: decision.status === "blocked" ? "promotion_gate_blocked" : "mutating_subagents_not_granted",
+      paths: admitted.failure.paths,
+      message: `Mutating children (${mutating.join(", ")}) were not started: ${admitted.failure.message}`,
+      cause: decision
+    })
+  })
 
 const artifactFailure = (what: string) => (cause: unknown) =>
   new OrchestratorError({
@@ -109,10 +148,11 @@ const artifactFailure = (what: string) => (cause: unknown) =>
  * @since 0.1.0
  */
 export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options: RunOptions) {
-  yield* admit(plan, options)
   const engine = yield* Engine
+  const gate = yield* admit(plan, { root: engine.root, parentBatchOpen: options.parentBatchOpen, admission: options.admission })
   const runId = MergeRunId.make(`run-${randomUUID()}`)
   const runDirectory = Artifacts.defaultRunDirectory(engine.root, runId)
+  if (gate !== undefined) yield* writeGateDecision(runDirectory, gate)
   const scripted = plan.tasks.filter((t) => t.changesetFile === undefined)
   const ran = yield* Children.runExportOnly({ ...plan, tasks: scripted }, {
     runId,
@@ -154,6 +194,7 @@ export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options
     runDirectory,
     atomic: plan.atomic ?? false,
     ...(plan.verify === undefined ? {} : { verify: plan.verify }),
+    ...(gate === undefined ? {} : { gate }),
     children,
     ...(options.progress === undefined ? {} : {
       onOutcome: (o: ChildOutcome) => options.progress!(`joined ${o.childId}: ${o.status}`)
@@ -194,6 +235,16 @@ const outcomeOf = (runId: MergeRunId, results: ReadonlyArray<Children.ChildResul
       ? { ok: true }
       : { ok: false, code: `merge_${run.status}`, message: `the join ended ${run.status}; see each child's status` }
     return { runId, results, run, conflicts, finish } satisfies RunOutcome
+  })
+
+/** Keeps the gate's decision with the run's artifacts (`gate.json`), a `bold` skip included. */
+const writeGateDecision = (runDirectory: string, decision: GateDecision) =>
+  Effect.try({
+    try: () => {
+      fs.mkdirSync(runDirectory, { recursive: true })
+      fs.writeFileSync(path.join(runDirectory, "gate.json"), `${JSON.stringify(decision, null, 2)}\n`)
+    },
+    catch: artifactFailure("Recording the gate's decision")
   })
 
 const readJson = (file: string): unknown => {

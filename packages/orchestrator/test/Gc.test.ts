@@ -78,7 +78,7 @@ const conflicting = () =>
   )
 
 const runPlan = (plan: RunPlan.RunPlan) =>
-  OrchestratorRun.runPlan(plan, { planDirectory: os.tmpdir(), callerThreadId: ThreadId.make("gc-test") })
+  OrchestratorRun.runPlan(plan, { planDirectory: os.tmpdir(), callerThreadId: ThreadId.make("gc-test"), admission: { _tag: "Exempt", reason: "test workspace" } })
 
 /** An export-only run (children only, no merge run), in the default run folder. */
 const exportOnly = (plan: RunPlan.RunPlan, runId: string) =>
@@ -200,6 +200,7 @@ describe("Gc.gc", () => {
       const exit = yield* Effect.exit(OrchestratorRun.runPlan(disjoint(), {
         planDirectory: os.tmpdir(),
         callerThreadId: ThreadId.make("gc-test"),
+        admission: { _tag: "Exempt", reason: "test workspace" },
         progress: (line) => (line.startsWith("joined ") ? Effect.interrupt : Effect.void)
       }))
       assert.isTrue(Exit.isFailure(exit))

@@ -264,7 +264,7 @@ const runPlanned = (scenario: Scenario, concurrency: number) =>
     Effect.gen(function*() {
       const plan = RunPlan.decode(planOf(scenario))
       if (Result.isFailure(plan)) return assert.fail(plan.failure.message)
-      const outcome = yield* OrchestratorRun.runPlan(plan.success, { planDirectory: root, callerThreadId: ThreadId.make("order-test"), concurrency })
+      const outcome = yield* OrchestratorRun.runPlan(plan.success, { planDirectory: root, callerThreadId: ThreadId.make("order-test"), concurrency, admission: { _tag: "Exempt", reason: "test workspace" } })
       const observed = yield* observe(root, outcome.runId)
       return JSON.parse(JSON.stringify(observed).replaceAll(outcome.runId, RUN_ID)) as Observed
     }).pipe(Effect.provide(workspaceLayer(root)))

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { GateDecision } from "./Autonomy.ts"
 import { EnvironmentId, MergeRunId, RelativePath, TaskId, ThreadId, TransactionId } from "./Ids.ts"
 import { UtcTimestamp } from "./UtcTimestamp.ts"
 
@@ -123,8 +124,8 @@ export type VerifyCommand = typeof VerifyCommand.Type
 
 /**
  * One join, durable: its thread (below the caller's), where its children's changesets are
- * (`runDirectory`), the children in task order with their outcomes, and the options that a
- * resumed join must honour.
+ * (`runDirectory`), the children in task order with their outcomes, the options that a
+ * resumed join must honour, and the gate decision that admitted it (a `bold` skip stays on record).
  *
  * @category models
  * @since 0.1.0
@@ -138,6 +139,8 @@ export const MergeRun = Schema.Struct({
   runDirectory: Schema.String,
   atomic: Schema.Boolean,
   verify: Schema.optionalKey(VerifyCommand),
+  /** The promotion gate's decision that let the mutating children run (absent for exempt scratch runs and older runs). */
+  gate: Schema.optionalKey(GateDecision),
   status: MergeRunStatus,
   mergePlan: MergePlan,
   outcomes: Schema.Array(ChildOutcome),

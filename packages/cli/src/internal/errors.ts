@@ -10,6 +10,7 @@
  *
  * @since 0.1.0
  */
+import type { AutonomyError } from "@forkjoin/autonomy/AutonomyError"
 import type { RepairOutcome } from "@forkjoin/engine/Engine"
 import { fromStoreError } from "@forkjoin/engine/HistoryFailure"
 import type { GitExportError } from "@forkjoin/history/GitExport"
@@ -74,7 +75,11 @@ export class RunFailed extends Schema.TaggedError<RunFailed>()("RunFailed", {
  * @category models
  * @since 0.1.0
  */
-export type CommandFailure = UsageError | EngineError | HistoryCommandError | RunFailed | OrchestratorError
+export type CommandFailure = UsageError | EngineError | HistoryCommandError | RunFailed | OrchestratorError | AutonomyError
+
+// A bad configuration, environment variable or key stops a command before it starts, like a
+// usage error (exit 2); the others (evidence that cannot be written, ...) are failures (exit 1).
+const STARTUP_CODES: ReadonlySet<AutonomyError["code"]> = new Set(["config_invalid", "env_invalid", "key_invalid", "key_exists"])
 
 // -------------------------------------------------------------------------------------
 // mapping lower-layer errors
@@ -255,6 +260,16 @@ export const failureOutput = (
         : { exitCode: EXIT_REJECTED, stdout: "", stderr: `${red(`error[${error.code}]`)}: ${error.message}\n` }
     case "RunFailed":
       return { exitCode: EXIT_REJECTED, stdout: "", stderr: `${red("error")}: ${error.message}\n` }
+    case "AutonomyError": {
+      const exitCode = STARTUP_CODES.has(error.code) ? EXIT_USAGE : EXIT_REJECTED
+      return options.json
+        ? { exitCode, stdout: line({ code: error.code, paths: error.paths, message: error.message }), stderr: "" }
+        : {
+          exitCode,
+          stdout: "",
+          stderr: [`${red(`error[${error.code}]`)}: ${error.message}`, ...error.paths.map((p) => `  path: ${p}`)].join("\n") + "\n"
+        }
+    }
     case "OrchestratorError": {
       const body = {
         code: error.code,

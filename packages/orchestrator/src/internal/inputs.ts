@@ -5,13 +5,14 @@
  * as gaps.
  */
 import { Engine, type Inspection } from "@forkjoin/engine/Engine"
+import * as Fault from "@forkjoin/engine/Fault"
 import * as Gaps from "@forkjoin/history/Gaps"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { type ChildPlanOutcome, planChild } from "@forkjoin/merge/ChildPlan"
 import type { FileState } from "@forkjoin/patch"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import * as BlobStore from "@forkjoin/runtime/BlobStore"
-import type { Changeset, MergeRun, RelativePath, Sha256Hash, TaskId } from "@forkjoin/schema"
+import type { Changeset, ChangesetEntry, MergeRun, RelativePath, Sha256Hash, TaskId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
@@ -71,13 +72,25 @@ export const planFor = (
       }
     }
     return planChild({
-      entries: changeset.entries,
+      entries: Fault.skipBaseline() ? changeset.entries.map((e) => withLiveBaseline(e, live, changed)) : changeset.entries,
       live: (p) => live.get(p) ?? { _tag: "Other", description: "unreadable" },
       postimage: (h: Sha256Hash) => post.get(h),
       preimage: (h: Sha256Hash) => pre.get(h),
       changedBySiblings: changed
     })
   })
+
+/**
+ * Test-only fault injection (`join:skip-baseline`, see `@forkjoin/engine/Fault`): the entry with
+ * the live file as its preimage, where no sibling changed the path, so a drifted child passes
+ * both the planner's check and the engine's `before` check and overwrites the outside edit. It
+ * exists only so the merge probe can show it reports a broken join.
+ */
+const withLiveBaseline = (e: ChangesetEntry, live: ReadonlyMap<string, FileState>, changed: ReadonlySet<RelativePath>): ChangesetEntry => {
+  const state = live.get(e.path)
+  if (e.kind === "move" || e.preimage === undefined || changed.has(e.path) || state?._tag !== "File") return e
+  return { ...e, preimage: { ...e.preimage, hash: sha256(state.bytes), bytes: state.bytes.length } }
+}
 
 /**
  * Records each drifted path as a `gap` (an outside change history did not see): compared with

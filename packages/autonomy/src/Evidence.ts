@@ -1,0 +1,330 @@
+/**
+ * The merge probe's evidence file (SPEC §8): `assemble` it from a run's results, its `digestOf`
+ * (sha256 of canonical JSON without timings, timestamps, digest and signature, so equal on every
+ * run of one build on one kind of filesystem), `sign`/`verify` it with Ed25519, `write` it
+ * atomically and `read` it back as a tagged result: missing, invalid (with which kind of
+ * invalid: truncated, not JSON, schema, digest mismatch, inconsistent statuses) or ok.
+ *
+ * Does not own running the probe (`probes/`), the keys' files (`Keys.ts`) nor what the gate
+ * requires of evidence (`Gate.ts`).
+ *
+ * @since 0.1.0
+ */
+import { sha256 } from "@forkjoin/patch/Bytes"
+import { describeSystemError, errnoOf, remedyOf } from "@forkjoin/patch/SystemError"
+import { EngineFingerprint, FilesystemFacts, ProbeEvidence, type ProbeStatus, type ScenarioResult } from "@forkjoin/schema/Evidence"
+import type { Sha256Hash } from "@forkjoin/schema/Ids"
+import type { UtcTimestamp } from "@forkjoin/schema/UtcTimestamp"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import { Buffer } from "node:buffer"
+import { randomBytes, sign as signBytes, verify as verifyBytes, type KeyObject } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { AutonomyError } from "./AutonomyError.ts"
+import { keyIdOf } from "./Keys.ts"
+import { canonicalJson, jsonPath, parseJson } from "./internal/jsonText.ts"
+import { problemsOf } from "./internal/schemaProblems.ts"
+
+// -------------------------------------------------------------------------------------
+// digest
+// -------------------------------------------------------------------------------------
+
+/**
+ * Evidence before its digest and signature: what `digestOf` covers (minus timings and `createdAt`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type EvidenceBody = Omit<ProbeEvidence, "digest" | "signature">
+
+/**
+ * The evidence digest: sha256 of canonical JSON (keys sorted) of everything except `createdAt`,
+ * `durationMs`, each scenario's `durationMs`, `digest` and `signature`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const digestOf = (evidence: EvidenceBody & Partial<Pick<ProbeEvidence, "digest" | "signature">>): Sha256Hash => {
+  const { createdAt: _createdAt, durationMs: _durationMs, scenarios, ...rest } = evidence
+  const content: Record<string, unknown> = { ...rest, scenarios: scenarios.map(({ durationMs: _d, ...s }) => s) }
+  delete content["digest"]
+  delete content["signature"]
+  return sha256(canonicalJson(content))
+}
+
+const statusOf = (passed: boolean): ProbeStatus => (passed ? "passed" : "failed")
+
+/**
+ * What a probe run produced, before the status and digest are derived.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface AssembleInput {
+  readonly fingerprint: EngineFingerprint
+  readonly filesystem: FilesystemFacts
+  readonly scenarios: ReadonlyArray<ScenarioResult>
+  readonly createdAt: UtcTimestamp
+  readonly durationMs: number
+}
+
+/**
+ * Builds evidence (schemaVersion 1): `failed` when any scenario failed, with its digest; unsigned.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const assemble = (input: AssembleInput): ProbeEvidence => {
+  const body: EvidenceBody = {
+    schemaVersion: 1,
+    kind: "forkjoin.merge-probe",
+    fingerprint: input.fingerprint,
+    filesystem: input.filesystem,
+    status: statusOf(input.scenarios.every((s) => s.status === "passed")),
+    scenarios: input.scenarios,
+    createdAt: input.createdAt,
+    durationMs: input.durationMs
+  }
+  return { ...body, digest: digestOf(body) }
+}
+
+// -------------------------------------------------------------------------------------
+// signatures
+// -------------------------------------------------------------------------------------
+
+const digestBytes = (digest: string): Buffer => Buffer.from(digest, "utf8")
+
+/**
+ * Signs evidence with an Ed25519 private key: the digest is recomputed from the content, then
+ * signed (`signature: { alg, keyId, value }`). `key_invalid` for a key that is not an Ed25519
+ * private key.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const sign = (evidence: ProbeEvidence, privateKey: KeyObject): Result.Result<ProbeEvidence, AutonomyError> => {
+  if (privateKey.type !== "private" || privateKey.asymmetricKeyType !== "ed25519") {
+    return Result.fail(new AutonomyError({
+      code: "key_invalid",
+      paths: [],
+      message: `evidence is signed with an Ed25519 private key, got a ${privateKey.type} ${privateKey.asymmetricKeyType ?? "unknown"} key; create one with \`forkjoin keygen --out KEYFILE\`.`
+    }))
+  }
+  const { signature: _old, ...unsigned } = evidence
+  const digest = digestOf(unsigned)
+  return Result.succeed({
+    ...unsigned,
+    digest,
+    signature: {
+      alg: "ed25519",
+      keyId: keyIdOf(privateKey),
+      value: signBytes(null, digestBytes(digest), privateKey).toString("base64")
+    }
+  })
+}
+
+/**
+ * True when the evidence is signed by `publicKey`: the signature names that key and verifies
+ * over the recorded digest. (That the digest matches the content is `read`'s check.)
+ *
+ * @category guards
+ * @since 0.1.0
+ */
+export const verify = (evidence: ProbeEvidence, publicKey: KeyObject): boolean => {
+  const signature = evidence.signature
+  if (signature === undefined || signature.alg !== "ed25519" || signature.keyId !== keyIdOf(publicKey)) return false
+  try {
+    return verifyBytes(null, digestBytes(evidence.digest), publicKey, Buffer.from(signature.value, "base64"))
+  } catch {
+    return false
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// reading
+// -------------------------------------------------------------------------------------
+
+/**
+ * Why an evidence file was refused: `unreadable` (I/O), `truncated`, `not_json`, `schema`
+ * (wrong shape, with JSON paths), `digest_mismatch` (the content was changed after the digest
+ * was computed, or the digest was edited), `inconsistent` (statuses that contradict the
+ * assertions, duplicate scenarios).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const InvalidReason = Schema.Literals(["unreadable", "truncated", "not_json", "schema", "digest_mismatch", "inconsistent"])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type InvalidReason = typeof InvalidReason.Type
+
+/**
+ * What reading an evidence file found: `Missing`, `Invalid` (the first reason, and every
+ * problem for people) or `Ok`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ReadResult = Schema.Union([
+  Schema.TaggedStruct("Missing", { path: Schema.String }),
+  Schema.TaggedStruct("Invalid", {
+    path: Schema.String,
+    reason: InvalidReason,
+    problems: Schema.Array(Schema.String)
+  }),
+  Schema.TaggedStruct("Ok", { path: Schema.String, evidence: ProbeEvidence })
+])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ReadResult = typeof ReadResult.Type
+
+const invalid = (file: string, reason: InvalidReason, problems: ReadonlyArray<string>): ReadResult => ({
+  _tag: "Invalid",
+  path: file,
+  reason,
+  problems
+})
+
+const decodeEvidence = Schema.decodeUnknownResult(ProbeEvidence, { onExcessProperty: "error", errors: "all" })
+
+const short = (digest: string): string => digest.slice(0, 19)
+
+/**
+ * Checks evidence text (pure): JSON, the schema (every problem with its JSON path), each
+ * scenario's status against its assertions and the top-level status against the scenarios,
+ * then the digest against the content.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const parse = (file: string, text: string): ReadResult => {
+  const rerun = "run `forkjoin probe` to write it again"
+  const json = parseJson(text)
+  if (!json.ok) {
+    const e = json.error
+    return e.truncated
+      ? invalid(file, "truncated", [`the file ends early (line ${e.line}, column ${e.column}: ${e.problem}): it was cut off while being written or copied; ${rerun}`])
+      : invalid(file, "not_json", [`the file is not JSON (line ${e.line}, column ${e.column}: ${e.problem}); ${rerun}`])
+  }
+  const raw = json.value
+  if (raw !== null && typeof raw === "object" && !Array.isArray(raw)) {
+    const version: unknown = (raw as Record<string, unknown>)["schemaVersion"]
+    if (typeof version === "number" && version !== 1) {
+      return invalid(file, "schema", [`$.schemaVersion is ${version}; this build reads evidence schemaVersion 1: run \`forkjoin probe\` with this build`])
+    }
+    const kind: unknown = (raw as Record<string, unknown>)["kind"]
+    if (kind !== undefined && kind !== "forkjoin.merge-probe") {
+      return invalid(file, "schema", [`$.kind is ${JSON.stringify(kind)}: this is not merge-probe evidence (expected "forkjoin.merge-probe"); point the gate at the file \`forkjoin probe\` writes`])
+    }
+  }
+  const decoded = decodeEvidence(raw)
+  if (Result.isFailure(decoded)) {
+    return invalid(
+      file,
+      "schema",
+      problemsOf(decoded.failure.issue).map((p) => `$${jsonPath(p.path)}: ${p.message}`).concat(`the file is not merge-probe evidence of this format; ${rerun}`)
+    )
+  }
+  const evidence = decoded.success
+  const problems: Array<string> = []
+  const computed = digestOf(evidence)
+  if (computed !== evidence.digest) {
+    problems.push(
+      `the digest does not match the content (recorded ${short(evidence.digest)}…, content gives ${short(computed)}…): ` +
+        `the file was edited after the probe wrote it; ${rerun}`
+    )
+  }
+  const inconsistent: Array<string> = []
+  const seen = new Set<string>()
+  evidence.scenarios.forEach((s, i) => {
+    if (seen.has(s.id)) inconsistent.push(`$.scenarios[${i}].id: scenario ${JSON.stringify(s.id)} appears twice`)
+    seen.add(s.id)
+    const expected = statusOf(s.assertions.every((a) => a.passed))
+    if (s.status !== expected) {
+      inconsistent.push(`$.scenarios[${i}].status: scenario ${JSON.stringify(s.id)} says ${s.status} but its assertions say ${expected}`)
+    }
+  })
+  const overall = statusOf(evidence.scenarios.every((s) => s.status === "passed"))
+  if (evidence.status !== overall) inconsistent.push(`$.status: the evidence says ${evidence.status} but its scenarios say ${overall}`)
+  if (inconsistent.length > 0) problems.push(...inconsistent.map((p) => `${p} (edited?); ${rerun}`))
+  if (problems.length > 0) return invalid(file, computed !== evidence.digest ? "digest_mismatch" : "inconsistent", problems)
+  return { _tag: "Ok", path: file, evidence }
+}
+
+/**
+ * Reads an evidence file: `Missing` when it does not exist, `Invalid` when it cannot be read or
+ * is not valid evidence (see `parse`), else `Ok`. Never fails.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const read = (file: string): Effect.Effect<ReadResult> =>
+  Effect.sync(() => {
+    const absolute = path.resolve(file)
+    let text: string
+    try {
+      text = fs.readFileSync(absolute, "utf8")
+    } catch (cause) {
+      if (errnoOf(cause) === "ENOENT") return { _tag: "Missing", path: absolute }
+      const remedy = remedyOf(cause)
+      return invalid(absolute, "unreadable", [`the file cannot be read (${describeSystemError(cause)})${remedy === undefined ? "" : `; ${remedy}`}`])
+    }
+    return parse(absolute, text)
+  })
+
+// -------------------------------------------------------------------------------------
+// writing
+// -------------------------------------------------------------------------------------
+
+// Best-effort cleanup after a failed write; the write's own error is the one reported.
+const removeQuietly = (file: string): void => {
+  try {
+    fs.rmSync(file, { force: true })
+  } catch {
+    // the folder itself is unusable: nothing was left there
+  }
+}
+
+/**
+ * Writes evidence as pretty JSON, atomically (a temp file in the same folder, then a rename),
+ * creating the folder. `evidence_unwritable` with what to do when it cannot.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const write = (file: string, evidence: ProbeEvidence): Effect.Effect<void, AutonomyError> =>
+  Effect.suspend(() => {
+    const absolute = path.resolve(file)
+    const temp = `${absolute}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`
+    try {
+      fs.mkdirSync(path.dirname(absolute), { recursive: true })
+      const fd = fs.openSync(temp, "w")
+      try {
+        fs.writeSync(fd, `${JSON.stringify(evidence, null, 2)}\n`)
+        // On disk before the rename publishes it: a crash never leaves an empty evidence file.
+        fs.fsyncSync(fd)
+      } finally {
+        fs.closeSync(fd)
+      }
+      fs.renameSync(temp, absolute)
+      return Effect.void
+    } catch (cause) {
+      removeQuietly(temp)
+      const remedy = remedyOf(cause)
+      return Effect.fail(new AutonomyError({
+        code: "evidence_unwritable",
+        paths: [absolute],
+        message: `cannot write the evidence to ${absolute} (${describeSystemError(cause)})` +
+          `${remedy === undefined ? "" : `; ${remedy}`}; or choose another file with --out.`,
+        cause
+      }))
+    }
+  })

@@ -4,6 +4,7 @@
  * refusal with its requirement id and exit code, and `forkjoin run` admitting mutating children
  * only when the gate passed (the decision kept in the run's artifacts and in patch history).
  */
+import * as Fingerprint from "@forkjoin/autonomy/Fingerprint"
 import Database from "better-sqlite3"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -65,6 +66,11 @@ describe("forkjoin probe and forkjoin gate", () => {
     expect(bold.status).toBe(0)
     expect(bold.decision.status).toBe("skipped")
     expect(bold.decision.warnings.join(" ")).toMatch(/bold/)
+  })
+
+  it("the bundle's fingerprint is the one computed from the sources (evidence is portable between them)", () => {
+    const evidence = JSON.parse(fs.readFileSync(probed.evidence, "utf8"))
+    expect(evidence.fingerprint).toEqual(Fingerprint.current())
   })
 
   it("a second probe run of the same build gives the same digest; a broken join fails the matching scenario and the gate", () => {

@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import type { AutonomyLevel, GateDecision, GateRequirement } from "@forkjoin/schema/Autonomy"
+import { type AutonomyLevel, type GateDecision, GateRequirement } from "@forkjoin/schema/Autonomy"
 import type { EngineFingerprint, FilesystemFacts, ProbeEvidence } from "@forkjoin/schema/Evidence"
 import type { Sha256Hash } from "@forkjoin/schema/Ids"
 import { utcTimestampFromMillis } from "@forkjoin/schema/UtcTimestamp"
@@ -83,18 +83,8 @@ export interface DecideInput {
  */
 export const CLOCK_SKEW_MS = 5 * 60_000
 
-// The order requirements are reported in: the order a user fixes them.
-const ORDER: ReadonlyArray<GateRequirement> = [
-  "evidence_missing",
-  "evidence_invalid",
-  "scenario_failed",
-  "fingerprint_mismatch",
-  "evidence_stale",
-  "filesystem_mismatch",
-  "signature_missing",
-  "signature_invalid",
-  "untrusted_signer"
-]
+// Requirements are reported in the schema's order, which is the order a user fixes them in.
+const ORDER: ReadonlyArray<GateRequirement> = GateRequirement.literals
 
 // -------------------------------------------------------------------------------------
 // constructors

@@ -79,7 +79,8 @@ export const GateStatus = Schema.Literals(["passed", "blocked", "skipped", "not_
 export type GateStatus = typeof GateStatus.Type
 
 /**
- * A requirement the evidence failed. Stable: scripts match on these.
+ * A requirement the evidence failed, in the order a user fixes them (the gate reports them so).
+ * Stable: scripts match on these.
  *
  * @category models
  * @since 0.1.0

@@ -14,13 +14,10 @@ import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
 import * as Join from "@forkjoin/orchestrator/Join"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
-import { BlobStore } from "@forkjoin/runtime/BlobStore"
-import { Driver } from "@forkjoin/runtime/Driver"
+import * as Interleave from "@forkjoin/runtime/Interleave"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
-import * as Session from "@forkjoin/runtime/Session"
 import * as WriteScope from "@forkjoin/runtime/WriteScope"
 import { MergeRunId, TaskId, ThreadId } from "@forkjoin/schema/Ids"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as fc from "fast-check"
@@ -177,55 +174,18 @@ const runScheduled = (scenario: Scenario, schedule: ReadonlyArray<number>) =>
   withWorkspace((root) =>
     Effect.gen(function*() {
       const runDirectory = Artifacts.defaultRunDirectory(root, RUN_ID)
-      const scripts = scenario.children.map(scriptOf)
-      const gates = scripts.map((script) => script.map(() => ({ ready: Deferred.makeUnsafe<void>(), go: Deferred.makeUnsafe<void>() })))
-      const exited = scripts.map(() => Deferred.makeUnsafe<void>())
-      const finished: Array<number> = []
-
-      const child = (spec: ChildSpec, i: number) =>
-        Effect.gen(function*() {
-          const id = TaskId.make(idOf(i))
-          const namespace = yield* Artifacts.childDirectory(runDirectory, id)
-          // The driver asks the controller for every step: it says it is ready, then waits for its turn.
-          const driver = Driver.of({
-            next: (steps) =>
-              Effect.gen(function*() {
-                const gate = gates[i]![steps.length]
-                if (gate === undefined) return undefined
-                yield* Deferred.succeed(gate.ready, undefined)
-                yield* Deferred.await(gate.go)
-                return scripts[i]![steps.length]
-              })
-          })
-          const threadId = ThreadId.make(`${RUN_ID}/${id}`)
-          const result = yield* Session.run(
-            spec.mode === "transactional_write"
-              ? { mode: "changeset_export", threadId, taskId: id, writeScope: WriteScope.makeUnsafe(SCOPE) }
-              : { mode: "analysis_only", threadId }
-          ).pipe(Effect.provideService(Driver, driver), Effect.provide(BlobStore.layerDirectory(path.join(namespace, "blobs"))))
-          assert.strictEqual(result.status, "finished", `${id}: ${JSON.stringify(result.error)}`)
-          if (result.changeset !== undefined) yield* Artifacts.writeJson(namespace, "changeset.json", Session.encodeChangeset(result.changeset))
-          yield* Deferred.succeed(exited[i]!, undefined)
-        })
-
-      const controller = Effect.gen(function*() {
-        const next = scripts.map(() => 0)
-        for (const i of schedule) {
-          const k = next[i]!++
-          yield* Deferred.await(gates[i]![k]!.ready)
-          yield* Deferred.succeed(gates[i]![k]!.go, undefined)
-          // Its last step (`finish`): wait until it has exported, so finishing order is the schedule's.
-          if (k === scripts[i]!.length - 1) {
-            yield* Deferred.await(exited[i]!)
-            finished.push(i)
-          }
-        }
+      const { finished, results } = yield* Interleave.runScheduled({
+        runDirectory,
+        threadOf: (id) => ThreadId.make(`${RUN_ID}/${id}`),
+        children: scenario.children.map((spec, i) => ({
+          id: TaskId.make(idOf(i)),
+          mode: spec.mode,
+          writeScope: WriteScope.makeUnsafe(SCOPE),
+          script: scriptOf(spec, i)
+        })),
+        schedule
       })
-
-      yield* Effect.all([Effect.forEach(scenario.children, child, { concurrency: "unbounded", discard: true }), controller], {
-        concurrency: "unbounded",
-        discard: true
-      })
+      results.forEach((r, i) => assert.strictEqual(r.status, "finished", `${idOf(i)}: ${JSON.stringify(r.error)}`))
 
       yield* Join.start({
         runId: RUN_ID,

@@ -1,6 +1,6 @@
 /**
  * Completion-order independence (SPEC §6.4): scripted children run as real concurrent
- * `changeset_export` sessions whose steps a controller grants one at a time, so the order in
+ * sessions whose steps are granted one at a time (`@forkjoin/runtime/Interleave`), so the order in
  * which they finish is exactly the one chosen. The same children finishing in task order, in
  * reverse order and interleaved must give the same merge plan, outcomes, conflicts and bytes.
  *
@@ -9,12 +9,9 @@
 import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
 import * as Join from "@forkjoin/orchestrator/Join"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
-import { BlobStore } from "@forkjoin/runtime/BlobStore"
-import { Driver } from "@forkjoin/runtime/Driver"
-import * as Session from "@forkjoin/runtime/Session"
+import * as Interleave from "@forkjoin/runtime/Interleave"
 import * as WriteScope from "@forkjoin/runtime/WriteScope"
 import { MergeRunId, TaskId, ThreadId } from "@forkjoin/schema/Ids"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -95,53 +92,16 @@ const observe = (ws: string) =>
 const runScheduled = (ws: string, schedule: ReadonlyArray<number>) =>
   inWorkspace(ws, Effect.gen(function*() {
     const runDirectory = Artifacts.defaultRunDirectory(ws, RUN_ID)
-    const gates = CHILDREN.map((c) => c.script.map(() => ({ ready: Deferred.makeUnsafe<void>(), go: Deferred.makeUnsafe<void>() })))
-    const exported = CHILDREN.map(() => Deferred.makeUnsafe<void>())
-    const finished: Array<number> = []
-
-    const child = (spec: Child, i: number) =>
-      Effect.gen(function*() {
-        const id = idOf(i)
-        const namespace = yield* Artifacts.childDirectory(runDirectory, id)
-        // Each step waits for the controller: it says it is ready, then waits for its turn.
-        const driver = Driver.of({
-          next: (steps) =>
-            Effect.gen(function*() {
-              const gate = gates[i]![steps.length]
-              if (gate === undefined) return undefined
-              yield* Deferred.succeed(gate.ready, undefined)
-              yield* Deferred.await(gate.go)
-              return spec.script[steps.length]
-            })
-        })
-        const threadId = ThreadId.make(`${RUN_ID}/${id}`)
-        const result = yield* Session.run(
-          spec.mode === "transactional_write"
-            ? { mode: "changeset_export", threadId, taskId: id, writeScope: WriteScope.makeUnsafe(SCOPE) }
-            : { mode: "analysis_only", threadId }
-        ).pipe(Effect.provideService(Driver, driver), Effect.provide(BlobStore.layerDirectory(path.join(namespace, "blobs"))))
-        if (result.status !== "finished") {
-          return yield* new ScenarioError({ operation: `Running child ${id}`, detail: `the session ended ${result.status}` })
-        }
-        if (result.changeset !== undefined) yield* Artifacts.writeJson(namespace, "changeset.json", Session.encodeChangeset(result.changeset))
-        yield* Deferred.succeed(exported[i]!, undefined)
-      })
-
-    const controller = Effect.gen(function*() {
-      const next = CHILDREN.map(() => 0)
-      for (const i of schedule) {
-        const k = next[i]!++
-        yield* Deferred.await(gates[i]![k]!.ready)
-        yield* Deferred.succeed(gates[i]![k]!.go, undefined)
-        // Its last step: wait until it exported, so the finishing order is the schedule's.
-        if (k === CHILDREN[i]!.script.length - 1) {
-          yield* Deferred.await(exported[i]!)
-          finished.push(i)
-        }
-      }
+    const { finished, results } = yield* Interleave.runScheduled({
+      runDirectory,
+      threadOf: (id) => ThreadId.make(`${RUN_ID}/${id}`),
+      children: CHILDREN.map((spec, i) => ({ id: idOf(i), mode: spec.mode, writeScope: WriteScope.makeUnsafe(SCOPE), script: spec.script })),
+      schedule
     })
-
-    yield* Effect.all([Effect.forEach(CHILDREN, child, { concurrency: "unbounded", discard: true }), controller], { concurrency: "unbounded", discard: true })
+    const unfinished = results.findIndex((r) => r.status !== "finished")
+    if (unfinished >= 0) {
+      return yield* new ScenarioError({ operation: `Running child ${idOf(unfinished)}`, detail: `the session ended ${results[unfinished]!.status}` })
+    }
     yield* Join.start({
       runId: RUN_ID,
       callerThreadId: PROBE_THREAD,

@@ -2,7 +2,10 @@
  * The autonomy configuration (SPEC §7): the level, the mutating-subagents flag and the gate's
  * settings, each resolved with the source it came from. Precedence, highest first: the
  * environment (`FORKJOIN_*`), `forkjoin.config.json` at the workspace root, the level's default
- * (for the flag), the built-in default. `resolve` is the pure core; `load` reads the file and
+ * (for the flag), the built-in default. The `models` section (providers, the default model,
+ * session limits) resolves the same way, the ecosystem's variables (`OPENAI_BASE_URL`,
+ * `OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`) above the file; an API key is
+ * only ever reported as set or unset. `resolve` is the pure core; `load` reads the file and
  * the environment; `lowerTo` applies a plan's `autonomy` (which can only lower the level);
  * `explain` and `render` are what `forkjoin config explain` prints.
  *
@@ -12,7 +15,14 @@
  * @since 0.1.0
  */
 import { describeSystemError, errnoOf, remedyOf } from "@forkjoin/patch/SystemError"
-import { AutonomyLevel, ForkjoinConfigFile } from "@forkjoin/schema/Autonomy"
+import {
+  AutonomyLevel,
+  ForkjoinConfigFile,
+  ModelProviderConfig,
+  ModelProviderKind,
+  ModelsConfig,
+  SessionLimitsConfig
+} from "@forkjoin/schema/Autonomy"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -47,6 +57,19 @@ export const ENV = {
   mutatingSubagents: "FORKJOIN_MUTATING_SUBAGENTS",
   evidence: "FORKJOIN_EVIDENCE",
   maxEvidenceAge: "FORKJOIN_EVIDENCE_MAX_AGE"
+} as const
+
+/**
+ * The model providers' environment variables and built-in endpoints, as the official SDKs
+ * read them (the base URL variable overrides the file; the key variable is the default
+ * `apiKeyEnv`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const MODEL_ENV = {
+  openai: { baseUrl: "OPENAI_BASE_URL", apiKey: "OPENAI_API_KEY", defaultBaseUrl: "https://api.openai.com/v1" },
+  anthropic: { baseUrl: "ANTHROPIC_BASE_URL", apiKey: "ANTHROPIC_API_KEY", defaultBaseUrl: "https://api.anthropic.com" }
 } as const
 
 /**
@@ -107,6 +130,45 @@ export const Setting = <S extends Schema.Top>(value: S) =>
   Schema.Struct({ value, origin: SettingOrigin, source: Schema.String })
 
 /**
+ * One model provider resolved: base URL, model and key variable with their sources, whether
+ * the key is set (never its value), and the file's other settings as written.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ResolvedModelProvider = Schema.Struct({
+  baseUrl: Setting(Schema.String),
+  model: Setting(Schema.NullOr(Schema.String)),
+  apiKeyEnv: Setting(Schema.String),
+  apiKey: Schema.Literals(["set", "unset"]),
+  settings: ModelProviderConfig
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ResolvedModelProvider = typeof ResolvedModelProvider.Type
+
+/**
+ * The `models` section resolved: the default provider, both providers, the session limits.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ResolvedModels = Schema.Struct({
+  provider: Setting(ModelProviderKind),
+  providers: Schema.Struct({ openai: ResolvedModelProvider, anthropic: ResolvedModelProvider }),
+  limits: Schema.Struct({ parent: SessionLimitsConfig, child: SessionLimitsConfig })
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ResolvedModels = typeof ResolvedModels.Type
+
+/**
  * Every setting with its value and source. Paths are absolute (relative ones are taken from
  * the workspace root); `notes` are remarks made while resolving (an empty variable ignored, ...).
  *
@@ -121,6 +183,7 @@ export const ResolvedConfig = Schema.Struct({
   evidence: Setting(Schema.String),
   maxEvidenceAge: Setting(Schema.Struct({ text: Schema.String, millis: Schema.Number })),
   trustedKeys: Setting(Schema.Array(Schema.String)),
+  models: ResolvedModels,
   notes: Schema.Array(Schema.String)
 })
 
@@ -229,8 +292,21 @@ const BOOLEAN_WORDS = "1, true, yes or on to allow, 0, false, no or off to refus
 const TOP_KEYS: ReadonlyArray<string> = Object.keys(ForkjoinConfigFile.fields)
 const GATE_KEYS: ReadonlyArray<string> = Object.keys(ForkjoinConfigFile.fields.gate.schema.fields)
 
-const knownKeysAt = (parent: ReadonlyArray<PropertyKey>): ReadonlyArray<string> | undefined =>
-  parent.length === 0 ? TOP_KEYS : parent.length === 1 && parent[0] === "gate" ? GATE_KEYS : undefined
+const MODELS_KEYS: ReadonlyArray<string> = Object.keys(ForkjoinConfigFile.fields.models.schema.fields)
+const PROVIDER_KEYS: ReadonlyArray<string> = Object.keys(ModelProviderConfig.fields)
+const LIMIT_KEYS: ReadonlyArray<string> = Object.keys(SessionLimitsConfig.fields)
+
+const knownKeysAt = (parent: ReadonlyArray<PropertyKey>): ReadonlyArray<string> | undefined => {
+  const at = parent.join(".")
+  if (at === "") return TOP_KEYS
+  if (at === "gate") return GATE_KEYS
+  if (at === "models") return MODELS_KEYS
+  if (at === "models.providers") return ["openai", "anthropic"]
+  if (at === "models.providers.openai" || at === "models.providers.anthropic") return PROVIDER_KEYS
+  if (at === "models.limits") return ["parent", "child"]
+  if (at === "models.limits.parent" || at === "models.limits.child") return LIMIT_KEYS
+  return undefined
+}
 
 // Edit distance, for "did you mean" on a misspelt key or level.
 const distance = (a: string, b: string): number => {
@@ -458,6 +534,8 @@ export const resolve = (input: ResolveInput): Result.Result<ResolvedConfig, Auto
     ? { value: file.gate.trustedKeys.map((k) => path.resolve(workspace, k)), origin: "file", source: `${fileName} gate.trustedKeys` }
     : { value: [], origin: "built_in", source: "built-in default" }
 
+  const models = resolveModels(file.models ?? {}, envOf, fileName)
+
   if (problems.length > 0) return Result.fail(envError(problems))
   return Result.succeed({
     workspace,
@@ -467,8 +545,45 @@ export const resolve = (input: ResolveInput): Result.Result<ResolvedConfig, Auto
     evidence,
     maxEvidenceAge,
     trustedKeys,
+    models,
     notes
   })
+}
+
+// The models section: env base URLs above the file, the key reported as set/unset only.
+const resolveModels = (
+  file: typeof ModelsConfig.Type,
+  envOf: (name: string) => string | undefined,
+  fileName: string
+): ResolvedModels => {
+  const provider: ResolvedModels["provider"] = file.provider !== undefined
+    ? { value: file.provider, origin: "file", source: `${fileName} models.provider` }
+    : { value: "openai", origin: "built_in", source: "built-in default" }
+  const one = (kind: "openai" | "anthropic"): ResolvedModelProvider => {
+    const e = MODEL_ENV[kind]
+    const settings = file.providers?.[kind] ?? {}
+    const key = `models.providers.${kind}`
+    const envBase = envOf(e.baseUrl)
+    const baseUrl: ResolvedModelProvider["baseUrl"] = envBase !== undefined
+      ? { value: envBase, origin: "env", source: `env ${e.baseUrl}` }
+      : settings.baseUrl !== undefined
+      ? { value: settings.baseUrl, origin: "file", source: `${fileName} ${key}.baseUrl` }
+      : { value: e.defaultBaseUrl, origin: "built_in", source: "built-in default" }
+    const model: ResolvedModelProvider["model"] = settings.model !== undefined
+      ? { value: settings.model, origin: "file", source: `${fileName} ${key}.model` }
+      : file.model !== undefined && provider.value === kind
+      ? { value: file.model, origin: "file", source: `${fileName} models.model` }
+      : { value: null, origin: "built_in", source: "none (pass --model NAME)" }
+    const apiKeyEnv: ResolvedModelProvider["apiKeyEnv"] = settings.apiKeyEnv !== undefined
+      ? { value: settings.apiKeyEnv, origin: "file", source: `${fileName} ${key}.apiKeyEnv` }
+      : { value: e.apiKey, origin: "built_in", source: "built-in default" }
+    return { baseUrl, model, apiKeyEnv, apiKey: envOf(apiKeyEnv.value) === undefined ? "unset" : "set", settings }
+  }
+  return {
+    provider,
+    providers: { openai: one("openai"), anthropic: one("anthropic") },
+    limits: { parent: file.limits?.parent ?? {}, child: file.limits?.child ?? {} }
+  }
 }
 
 /**
@@ -591,6 +706,21 @@ export const Explanation = Schema.Struct({
     configKey: Schema.optionalKey(Schema.String)
   })),
   mutatingChildren: MutatingGrant,
+  /** Model providers (`forkjoin agent`, `forkjoin mcp`): API keys as set/unset, never their values. */
+  models: Schema.optionalKey(Schema.Struct({
+    provider: Schema.Struct({ value: ModelProviderKind, source: Schema.String }),
+    providers: Schema.Array(Schema.Struct({
+      name: ModelProviderKind,
+      baseUrl: Schema.String,
+      baseUrlSource: Schema.String,
+      baseUrlEnv: Schema.String,
+      model: Schema.NullOr(Schema.String),
+      modelSource: Schema.String,
+      apiKeyEnv: Schema.String,
+      apiKey: Schema.Literals(["set", "unset"])
+    })),
+    limits: Schema.Struct({ parent: SessionLimitsConfig, child: SessionLimitsConfig })
+  })),
   notes: Schema.Array(Schema.String)
 })
 
@@ -674,6 +804,23 @@ export const explain = (resolved: ResolvedConfig): Explanation => {
       { name: "gate.trustedKeys", value: resolved.trustedKeys.value, source: resolved.trustedKeys.source, configKey: "gate.trustedKeys" }
     ],
     mutatingChildren: grantOf(resolved),
+    models: {
+      provider: { value: resolved.models.provider.value, source: resolved.models.provider.source },
+      providers: (["openai", "anthropic"] as const).map((name) => {
+        const p = resolved.models.providers[name]
+        return {
+          name,
+          baseUrl: p.baseUrl.value,
+          baseUrlSource: p.baseUrl.source,
+          baseUrlEnv: MODEL_ENV[name].baseUrl,
+          model: p.model.value,
+          modelSource: p.model.source,
+          apiKeyEnv: p.apiKeyEnv.value,
+          apiKey: p.apiKey
+        }
+      }),
+      limits: resolved.models.limits
+    },
     notes
   }
 }
@@ -694,6 +841,18 @@ export const render = (explanation: Explanation): ReadonlyArray<string> => {
     `config file: ${explanation.file.path}${explanation.file.found ? "" : " (not found)"}`,
     ...explanation.settings.map((s) => `${s.name.padEnd(nameWidth)}  ${shown(s.value).padEnd(valueWidth)}  ${s.source}`),
     `mutating children: ${explanation.mutatingChildren}`,
+    ...(explanation.models === undefined ? [] : [
+      `models.provider: ${explanation.models.provider.value} (${explanation.models.provider.source})`,
+      ...explanation.models.providers.map((p) =>
+        `models.providers.${p.name}: ${p.baseUrl} (${p.baseUrlSource}), model ${p.model ?? "(none)"} (${p.modelSource}), ` +
+        `key ${p.apiKeyEnv} ${p.apiKey}`
+      ),
+      ...(["parent", "child"] as const).flatMap((who) => {
+        const l = explanation.models!.limits[who]
+        const parts = Object.entries(l).map(([k, v]) => `${k} ${v}`)
+        return parts.length === 0 ? [] : [`models.limits.${who}: ${parts.join(", ")}`]
+      })
+    ]),
     ...explanation.notes.map((n) => `note: ${n}`)
   ]
 }

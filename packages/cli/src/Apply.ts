@@ -20,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { type Palette, plain } from "./internal/colour.ts"
-import { UsageError } from "./internal/errors.ts"
+import { HistoryCommandError, UsageError } from "./internal/errors.ts"
 import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 import { announceRepairs, repairsField } from "./Repair.ts"
 
@@ -50,6 +50,8 @@ export interface ApplyRequest {
   readonly allowOverwrite?: boolean | undefined
   readonly threadId?: ThreadId | undefined
   readonly turnId?: TurnId | undefined
+  /** `--server URL`: apply through a running `forkjoin serve` with the token in `FORKJOIN_TOKEN`. */
+  readonly server?: string | undefined
 }
 
 /**
@@ -204,6 +206,7 @@ export const decodePatch = (bytes: Uint8Array): Effect.Effect<string, EngineErro
  * @since 0.1.0
  */
 export const apply = Effect.fn("Apply.apply")(function*(request: ApplyRequest) {
+  if (request.server !== undefined) return yield* applyThroughServer(request, request.server)
   const root = yield* resolveWorkspace(request.workspace)
   return yield* Effect.gen(function*() {
     const engine = yield* Engine
@@ -220,6 +223,35 @@ export const apply = Effect.fn("Apply.apply")(function*(request: ApplyRequest) {
     return { record, repairs } satisfies ApplyResult
   }).pipe(Effect.provide(engineLayer(root, historyDbOf(root, request.db))))
 })
+
+/** `--server URL`: one HTTP round trip to the gateway, which applies with its resident engine. */
+const applyThroughServer = (request: ApplyRequest, server: string) =>
+  Effect.gen(function*() {
+    const token = process.env["FORKJOIN_TOKEN"] ?? ""
+    if (token === "") {
+      return yield* new UsageError({ message: "--server needs a token in FORKJOIN_TOKEN; create one with 'forkjoin token create --thread T --workspace DIR'." })
+    }
+    const Client = yield* Effect.promise(() => import("@forkjoin/gateway/Client"))
+    const record = yield* Effect.tryPromise({
+      try: () =>
+        Client.applyRemote({
+          server,
+          token,
+          patch: request.patchText,
+          thread: request.threadId,
+          turn: request.turnId ?? cliTurn,
+          profile: request.profile,
+          allowOverwrite: request.allowOverwrite
+        }),
+      catch: (e) =>
+        e instanceof EngineError
+          ? e
+          : e instanceof Client.RemoteError && (e.status === 0 || e.status === 401 || e.status === 404)
+          ? new UsageError({ message: `--server ${server}: ${e.message}`, cause: e })
+          : new HistoryCommandError({ code: "gateway_failed", message: `--server ${server}: ${e instanceof Error ? e.message : String(e)}`, cause: e })
+    })
+    return { record, repairs: [] } satisfies ApplyResult
+  })
 
 /**
  * The whole `apply` command: reads the patch from `source` (a file, or stdin for `-` or

@@ -65,6 +65,11 @@ export const apply = Command.make(
       ),
       Flag.withDefault(false)
     ),
+    server: Flag.String("server").pipe(
+      Flag.withMetavar("URL"),
+      Flag.withDescription("Apply through a running 'forkjoin serve' at URL (token in FORKJOIN_TOKEN) instead of opening the workspace"),
+      Flag.optional
+    ),
     preserveLineEndings: Flag.Boolean("preserve-line-endings").pipe(
       Flag.withDescription(
         "With --profile codex, keep CRLF files CRLF (Codex's opt-in mode). native always preserves line endings"
@@ -81,7 +86,8 @@ export const apply = Command.make(
         preserveLineEndings: input.preserveLineEndings,
         allowOverwrite: input.allowOverwrite,
         threadId: Option.getOrUndefined(input.thread),
-        turnId: Option.getOrUndefined(input.turn)
+        turnId: Option.getOrUndefined(input.turn),
+        server: Option.getOrUndefined(input.server)
       }).pipe(withStatusLine(input.json))
       yield* writeStdout(
         input.json

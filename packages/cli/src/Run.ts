@@ -8,9 +8,13 @@
  * @since 0.1.0
  */
 import type { RepairOutcome } from "@forkjoin/engine/Engine"
+import * as Config from "@forkjoin/autonomy/Config"
+import * as HostTools from "@forkjoin/drivers/HostTools"
+import * as Models from "@forkjoin/drivers/Models"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import * as Children from "@forkjoin/runtime/Children"
+import { PromptDriver } from "@forkjoin/runtime/Driver"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import { encodeChangeset } from "@forkjoin/runtime/Session"
 import type { GateDecision } from "@forkjoin/schema/Autonomy"
@@ -119,6 +123,7 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
   const planFile = request.planFile!
   const plan = yield* readPlan(planFile)
   if (request.exportOnly) {
+    const prompted = yield* promptDriverFor(root, plan, request.progress)
     // Export-only children stage changesets meant for a join: admitted exactly like a run.
     const gate = yield* OrchestratorRun.admit(plan, { root })
     yield* warnGate(gate)
@@ -126,13 +131,14 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
     const [result, repairs] = yield* withRepairs(
       root,
       request.db,
-      Children.runExportOnly(plan, { runId, runDirectory: Artifacts.defaultRunDirectory(root, runId) })
+      Children.runExportOnly(plan, { runId, runDirectory: Artifacts.defaultRunDirectory(root, runId) }).pipe(withPromptDriver(prompted))
     ).pipe(
       Effect.provide(engineLayer(root, db)),
       Effect.mapError((e) => (e._tag === "EngineError" ? e : new RunFailed({ message: e.message, cause: e })))
     )
     return { _tag: "Exported", result, repairs, gate } satisfies RunResult
   }
+  const prompted = yield* promptDriverFor(root, plan, request.progress)
   const [outcome, repairs] = yield* withRepairs(
     root,
     request.db,
@@ -140,13 +146,33 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
       planDirectory: path.dirname(path.resolve(planFile)),
       callerThreadId: request.threadId,
       ...(request.progress === undefined ? {} : { progress: request.progress })
-    })
+    }).pipe(withPromptDriver(prompted))
   ).pipe(
     Effect.provide(orchestratorLayer(root, db))
   )
   yield* warnGate(outcome.run.gate)
   return { _tag: "Joined", outcome, repairs } satisfies RunResult
 })
+
+/**
+ * The model that drives the plan's `prompt` tasks, chosen from the workspace's configuration
+ * (or `OPENAI_BASE_URL`/`ANTHROPIC_BASE_URL` and their keys); none when the plan has no prompt
+ * task. A missing or bad model setting is a usage error naming it, before any child starts.
+ */
+const promptDriverFor = (root: string, plan: RunPlan.RunPlan, progress: RunRequest["progress"]) =>
+  Effect.gen(function*() {
+    if (!plan.tasks.some((t) => t.prompt !== undefined)) return undefined
+    const config = yield* Config.load(root)
+    const choice = Models.choose(config.models, process.env, {})
+    if (Result.isFailure(choice)) {
+      return yield* new UsageError({ message: `the plan has prompt tasks, which need a model: ${choice.failure.message}`, cause: choice.failure })
+    }
+    const model = yield* Models.languageModel(choice.success.provider)
+    return HostTools.promptDriver(model, choice.success.child, progress)
+  })
+
+const withPromptDriver = (driver: PromptDriver["Service"] | undefined) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  driver === undefined ? effect : Effect.provideService(effect, PromptDriver, driver)
 
 /** The gate's warnings (a `bold` skip, a plan asking for more than allowed) on stderr: they are on record too. */
 const warnGate = (gate: GateDecision | undefined) =>

@@ -69,12 +69,17 @@ export const PlanFile = RunPlanInput.mapFields((plan) => ({
       actions: described(
         Schema.optionalKey(Schema.Array(Action)),
         "A scripted child: its actions in order, each an object with one key, the action name. Exactly one of " +
-          "actions and changesetFile."
+          "actions, prompt and changesetFile."
+      ),
+      prompt: described(
+        task.prompt,
+        "A child driven by the configured model (forkjoin.config.json models, or OPENAI_BASE_URL/OPENAI_API_KEY): " +
+          "what it is asked to do. Run by 'forkjoin agent' and 'forkjoin mcp'. Exactly one of actions, prompt and changesetFile."
       ),
       changesetFile: described(
         task.changesetFile,
         "A changeset produced elsewhere, relative to the plan file, its blobs in blobs/sha256/<hex> beside it. " +
-          "Exactly one of actions and changesetFile."
+          "Exactly one of actions, prompt and changesetFile."
       )
     }))),
     "The children, joined in this order."

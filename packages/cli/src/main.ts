@@ -9,12 +9,14 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { CliConfig, Command, GlobalFlag } from "effect/cli"
 import * as Effect from "effect/Effect"
+import { agent } from "./AgentCommand.ts"
 import { apply } from "./ApplyCommand.ts"
 import { conflicts } from "./ConflictsCommand.ts"
 import { demo } from "./DemoCommand.ts"
 import { config, gate, keygen } from "./GateCommand.ts"
 import { gc } from "./GcCommand.ts"
 import { history } from "./HistoryCommand.ts"
+import { mcp } from "./McpCommand.ts"
 import { presenter, processExitCode } from "./internal/errors.ts"
 import { probe } from "./ProbeCommand.ts"
 import { repair } from "./RepairCommand.ts"
@@ -22,7 +24,9 @@ import { resolve } from "./ResolveCommand.ts"
 import { rollback } from "./RollbackCommand.ts"
 import { run } from "./RunCommand.ts"
 import { schema } from "./SchemaCommand.ts"
+import { serve } from "./ServeCommand.ts"
 import { status } from "./StatusCommand.ts"
+import { token } from "./TokenCommand.ts"
 
 // Inlined by scripts/build.mjs from the root package.json "version".
 declare const __FORKJOIN_VERSION__: string
@@ -33,7 +37,7 @@ const forkjoin = Command.make("forkjoin").pipe(
     "Parallel AI coding agents that edit one workspace safely: one native patch engine applies every change " +
       "all or nothing."
   ),
-  Command.withSubcommands([apply, run, conflicts, resolve, rollback, status, repair, gc, history, schema, probe, gate, keygen, config, demo])
+  Command.withSubcommands([apply, run, conflicts, resolve, rollback, status, repair, gc, history, schema, probe, gate, keygen, config, serve, token, agent, mcp, demo])
 )
 
 // Built-ins kept: --help, --version, --completions. Dropped: --log-level (forkjoin logs nothing

@@ -78,7 +78,7 @@ describe("forkjoin (root)", () => {
     expect(r.stdout).toMatch(/^\s+gate\s+Check the probe evidence/m)
     expect(r.stdout).toMatch(/^\s+keygen\s+Make a key pair/m)
     expect(r.stdout).toMatch(/^\s+config\s+Show the autonomy configuration/m)
-    expect(r.stdout).not.toMatch(/^\s+(serve|agent|mcp)\s/m)
+    expect(r.stdout).toMatch(/^\s+mcp\s+Serve the workspace/m); expect(r.stdout).toMatch(/^\s+agent\s+Run a model-driven parent/m); expect(r.stdout).toMatch(/^\s+serve\s/m); expect(r.stdout).toMatch(/^\s+token\s/m)
   })
 
   it("--version prints the root package.json version", () => {

@@ -20,6 +20,9 @@ import type { DiffPage, FilePage, TimelinePage, TurnPage } from "@forkjoin/schem
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { PatchHistoryRecord as PatchHistoryRecordSchema } from "@forkjoin/schema/PatchHistoryRecord"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
@@ -40,6 +43,12 @@ export { EngineError }
  */
 export interface OpenOptions extends Omit<EngineConfig, "root"> {
   readonly db?: string
+  /**
+   * A running `forkjoin serve` (its URL and a token from `forkjoin token create`): applies and
+   * views go over HTTP to its resident engine, so no process start and no database open per
+   * call; `repair` runs on the server's start, not here.
+   */
+  readonly server?: { readonly url: string; readonly token: string }
 }
 
 /**
@@ -89,6 +98,7 @@ export interface Workspace {
  * @since 0.1.0
  */
 export const openWorkspace = async (dir: string, options: OpenOptions = {}): Promise<Workspace> => {
+  if (options.server !== undefined) return remoteWorkspace(path.resolve(dir), options.server)
   const root = path.resolve(dir)
   const db = options.db ?? path.join(root, ".forkjoin", "history.db")
   let real = root
@@ -136,6 +146,64 @@ export const openWorkspace = async (dir: string, options: OpenOptions = {}): Pro
       file: (request) => view((v) => v.file(request))
     },
     close: () => runtime.dispose()
+  }
+}
+
+// The gateway's wire (SPEC §11, `@forkjoin/gateway/GatewayApi`), spoken with the global `fetch`
+// only: the engine package cannot depend on the gateway, which depends on it.
+const remoteWorkspace = (root: string, server: { readonly url: string; readonly token: string }): Workspace => {
+  const base = server.url.replace(/\/+$/, "")
+  const request = async (route: string, init?: RequestInit): Promise<unknown> => {
+    const r = await fetch(`${base}/v1/${route}`, {
+      ...init,
+      headers: { authorization: `Bearer ${server.token}`, ...(init?.body === undefined ? {} : { "content-type": "application/json" }) }
+    })
+    const body: { _tag?: string; code?: string; stage?: number; paths?: Array<string>; message?: string } = await r.json().then(
+      (j: unknown) => (typeof j === "object" && j !== null ? j : {}),
+      () => ({})
+    )
+    if (r.ok) return body
+    // An engine refusal comes back as the same typed error a local apply rejects with.
+    const refusal = r.status === 422 ? Schema.decodeUnknownOption(EngineError)({ ...body, _tag: "EngineError" }) : Option.none()
+    if (Option.isSome(refusal)) throw refusal.value
+    throw Object.assign(new Error(body.message ?? `the gateway answered HTTP ${r.status}`), { code: body._tag ?? `http_${r.status}`, status: r.status })
+  }
+  const view = <A>(route: string, query: Record<string, string | number | boolean | undefined>): Promise<A> => {
+    const params = new URLSearchParams()
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v))
+    return request(`${route}?${params}`) as Promise<A>
+  }
+  let real = root
+  try {
+    real = fs.realpathSync(root)
+  } catch {
+    // the server knows its own workspace; the id is only informative here
+  }
+  return {
+    root,
+    environmentId: environmentIdOf(real),
+    applyPatch: async (text, o) =>
+      Schema.decodeUnknownSync(PatchHistoryRecordSchema)(
+        await request("apply", {
+          method: "POST",
+          body: JSON.stringify({
+            patch: text,
+            thread: o.threadId,
+            turn: o.turnId,
+            ...(o.invocationId === undefined ? {} : { invocation: o.invocationId }),
+            ...(o.profile === undefined ? {} : { profile: o.profile }),
+            ...(o.grant?.overwrite === true ? { allowOverwrite: true } : {})
+          })
+        })
+      ),
+    repair: () => Promise.reject(new Error("repair runs in the server (on its start); it cannot be started through it")),
+    history: {
+      timeline: (r) => view("timeline", { thread: r.thread, turn: r.turn, descendants: r.descendants, cursor: r.cursor, limit: r.limit, maxBytes: r.maxBytes }),
+      turn: (r) => view(`turns/${encodeURIComponent(r.turn)}`, { cursor: r.cursor, limit: r.limit, maxBytes: r.maxBytes }),
+      diff: (r) => view("diff", { target: r.target ?? r.recordId, maxLines: r.maxLines, cursor: r.cursor, limit: r.limit, maxBytes: r.maxBytes }),
+      file: (r) => view("files", { path: r.path, cursor: r.cursor, limit: r.limit, maxBytes: r.maxBytes })
+    },
+    close: () => Promise.resolve()
   }
 }
 

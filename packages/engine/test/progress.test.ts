@@ -127,7 +127,9 @@ describe("progress events", () => {
     expect(failureOf(exit)).toMatchObject({ code: "lock_timeout", stage: 6 })
     expect(events.slice(0, 2).map((e) => e._tag)).toEqual(["Resolving", "Planning"])
     const waits = events.slice(2).map((e) => (e._tag === "LockWaiting" ? e.waitedMs : -1))
-    expect(waits[0]).toBe(0)
+    // The first is heard as the wait starts: a loaded machine may show a millisecond or so there.
+    expect(waits[0]).toBeGreaterThanOrEqual(0)
+    expect(waits[0]).toBeLessThan(LOCK_WAIT_EVERY_MS)
     // One at the start, then one per LOCK_WAIT_EVERY_MS at most: never one per poll.
     expect(waits.length).toBeGreaterThanOrEqual(2)
     expect(waits.length).toBeLessThanOrEqual(Math.ceil(700 / LOCK_WAIT_EVERY_MS) + 1)

@@ -26,6 +26,7 @@ export const OrchestratorErrorCode = Schema.Literals([
   "mutating_subagents_in_open_batch",
   "mutating_subagents_not_granted",
   "promotion_gate_blocked",
+  "model_unavailable",
   "artifacts_unavailable",
   "store_unavailable",
   "verification_unavailable"

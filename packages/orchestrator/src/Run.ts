@@ -21,11 +21,13 @@ import type { Sqlite } from "@forkjoin/history/Sqlite"
 import { normalizePath } from "@forkjoin/patch/RelativePath"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import * as Children from "@forkjoin/runtime/Children"
+import { DriverUnavailable, PromptDriver } from "@forkjoin/runtime/Driver"
 import type { RunPlan } from "@forkjoin/runtime/RunPlan"
 import { type ChildOutcome, type ConflictRecord, type GateDecision, type MergeRun, MergeRunId, type ThreadId } from "@forkjoin/schema"
 import type { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
@@ -133,6 +135,9 @@ export const admit = (
     })
   })
 
+const modelUnavailable = (e: DriverUnavailable) =>
+  new OrchestratorError({ code: "model_unavailable", paths: [], message: e.message, cause: e })
+
 const artifactFailure = (what: string) => (cause: unknown) =>
   new OrchestratorError({
     code: "artifacts_unavailable",
@@ -149,6 +154,11 @@ const artifactFailure = (what: string) => (cause: unknown) =>
  */
 export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options: RunOptions) {
   const engine = yield* Engine
+  // Prompt tasks need a model: refused before the gate is asked and before any child starts.
+  const prompted = plan.tasks.filter((t) => t.prompt !== undefined).map((t) => t.id)
+  if (prompted.length > 0 && Option.isNone(yield* Effect.serviceOption(PromptDriver))) {
+    return yield* modelUnavailable(new DriverUnavailable({ taskIds: prompted }))
+  }
   const gate = yield* admit(plan, { root: engine.root, parentBatchOpen: options.parentBatchOpen, admission: options.admission })
   const runId = MergeRunId.make(`run-${randomUUID()}`)
   const runDirectory = Artifacts.defaultRunDirectory(engine.root, runId)
@@ -162,7 +172,7 @@ export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options
     ...(options.progress === undefined ? {} : {
       onChild: (r: Children.ChildResult) => options.progress!(`child ${r.id}: ${r.status} (${r.observations.length} actions)`)
     })
-  }).pipe(Effect.mapError(artifactFailure("Running the children")))
+  }).pipe(Effect.mapError((e) => (e._tag === "DriverUnavailable" ? modelUnavailable(e) : artifactFailure("Running the children")(e))))
   const cancelled = ran.results.filter((r) => r.status === "cancelled")
   if (cancelled.length > 0) {
     // A cancelled run stops before the join: nothing of it reaches the workspace.

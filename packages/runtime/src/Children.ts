@@ -1,9 +1,11 @@
 /**
  * Runs a plan's children, export-only (no join yet): each task becomes a session —
  * `transactional_write` → `changeset_export` confined to its write scope, `read_only` →
- * `analysis_only` — driven by its scripted actions, with its own timeout and attempts. Children
+ * `analysis_only` — driven by its scripted actions (or, for a `prompt` task, by the
+ * `PromptDriver` in context), with its own timeout and attempts. Children
  * run concurrently (bounded) and results come back in task order whatever the completion
- * order. Each child's trace and changeset (with its blobs) go to its own artifact namespace;
+ * order. Each child's trace, changeset (with its blobs) and, for a model, its conversation
+ * (`transcript.json`) go to its own artifact namespace;
  * a child that ends without a changeset keeps only its trace.
  *
  * Owns running children and writing their artifacts. Does not own joining changesets into the
@@ -14,11 +16,12 @@
 import type { Engine } from "@forkjoin/engine/Engine"
 import { type Changeset, ThreadId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import { encodeAction } from "./Action.ts"
 import * as Artifacts from "./Artifacts.ts"
 import { blobDirectory, BlobStore, type BlobStoreError } from "./BlobStore.ts"
-import { Driver, scripted, type Step } from "./Driver.ts"
+import { Driver, DriverUnavailable, PromptDriver, scripted, type Step } from "./Driver.ts"
 import type { RunPlan, Task } from "./RunPlan.ts"
 import * as Session from "./Session.ts"
 
@@ -96,11 +99,13 @@ const dropBlobs = (namespace: string): Effect.Effect<void> =>
     }
   })
 
-const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, number>) =>
+const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, number>, prompted: PromptDriver["Service"] | undefined) =>
   Effect.gen(function*() {
     const namespace = yield* Artifacts.childDirectory(options.runDirectory, task.id)
     const script = task.actions.map(encodeAction)
-    const driverFor = options.driverFor ?? (() => scripted(script))
+    const driverFor = options.driverFor ??
+      (task.prompt !== undefined && prompted !== undefined ? prompted.forTask : () => scripted(script))
+    let driver: Driver["Service"] | undefined
     const threadId = ThreadId.make(`${options.runId}/${task.id}`)
     const sessionOptions: Session.SessionOptions = task.mode === "transactional_write"
       ? { mode: "changeset_export", threadId, taskId: task.id, writeScope: task.writeScope!, timeoutMs: task.timeoutMs }
@@ -113,14 +118,17 @@ const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, numbe
       // A retry starts without the blobs of the attempt before it (none of them is named).
       if (attempts > 1) yield* dropBlobs(namespace)
       // A fresh driver and view per attempt: a retried child starts from the shared workspace again.
+      driver = driverFor(task, attempts)
       result = yield* Session.run(sessionOptions).pipe(
-        Effect.provideService(Driver, driverFor(task, attempts)),
+        Effect.provideService(Driver, driver),
         Effect.provide(BlobStore.layerDirectory(blobDirectory(namespace))),
         // A cancelled child ends here, without a changeset: its blobs go too.
         Effect.onInterrupt(() => dropBlobs(namespace))
       )
     } while (RETRIED.has(result.status) && attempts < task.maxAttempts)
     yield* Artifacts.writeJson(namespace, "trace.json", result.steps)
+    const transcript = driver?.transcript?.()
+    if (transcript !== undefined) yield* Artifacts.writeJson(namespace, "transcript.json", transcript)
     const changeset = result.changeset
     if (changeset !== undefined) yield* Artifacts.writeJson(namespace, "changeset.json", Session.encodeChangeset(changeset))
     // Any ending but a clean finish exports nothing: keep the trace, drop the staged blobs.
@@ -144,14 +152,20 @@ const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, numbe
 export const runExportOnly = (
   plan: RunPlan,
   options: RunOptions
-): Effect.Effect<RunResult, Artifacts.ArtifactError | BlobStoreError, Engine> =>
+): Effect.Effect<RunResult, Artifacts.ArtifactError | BlobStoreError | DriverUnavailable, Engine> =>
   Effect.gen(function*() {
+    const prompted = Option.getOrUndefined(yield* Effect.serviceOption(PromptDriver))
+    const unDriven = plan.tasks.filter((t) => t.prompt !== undefined).map((t) => t.id)
+    // Before any child starts: a prompt task with nothing to drive it would only fail later.
+    if (unDriven.length > 0 && prompted === undefined && options.driverFor === undefined) {
+      return yield* new DriverUnavailable({ taskIds: unDriven })
+    }
     const done = new Map<string, ChildResult>()
     const attemptsOf = new Map<string, number>()
     const all = Effect.forEach(
       plan.tasks,
       (task) =>
-        runChild(task, options, attemptsOf).pipe(
+        runChild(task, options, attemptsOf, prompted).pipe(
           Effect.tap((r) => Effect.sync(() => done.set(task.id, r))),
           Effect.tap((r) => options.onChild?.(r) ?? Effect.void)
         ),

@@ -3,14 +3,18 @@
  * driver's output is untrusted: the session decodes it (`Action.decodeAction`), so a model
  * that invents an action gets an `unknown_action` observation instead of crashing anything.
  * `ScriptedDriver` (a list of actions, or a pure function of the steps) is deterministic and
- * is what tests, probes and plan files use; model-backed drivers implement the same service.
+ * is what tests, probes and plan files use; model-backed drivers implement the same service
+ * (`@forkjoin/drivers/ModelDriver`) and may keep a transcript. `PromptDriver` is the seam that
+ * turns a plan task's `prompt` into such a driver: whoever runs prompt tasks provides it.
  *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type { Observation } from "./Action.ts"
+import type { Task } from "./RunPlan.ts"
 
 /**
  * One action as the driver issued it (wire form, possibly invalid) and what it returned.
@@ -25,14 +29,42 @@ export interface Step {
 
 /**
  * The driver service: the next action, or `undefined` when it has nothing more to do (a
- * session whose driver stops without a clean `finish` exports nothing).
+ * session whose driver stops without a clean `finish` exports nothing). A model-backed driver
+ * also gives its conversation (`transcript`), kept in the child's artifact namespace.
  *
  * @category services
  * @since 0.1.0
  */
 export class Driver extends Context.Service<Driver, {
   readonly next: (steps: ReadonlyArray<Step>) => Effect.Effect<unknown>
+  readonly transcript?: (() => unknown) | undefined
 }>()("forkjoin/runtime/Driver") {}
+
+/**
+ * Drives the tasks that carry a `prompt` (one fresh driver per attempt): provided by whoever
+ * runs such tasks with a configured model (`forkjoin agent`, `forkjoin mcp`).
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class PromptDriver extends Context.Service<PromptDriver, {
+  readonly forTask: (task: Task, attempt: number) => Driver["Service"]
+}>()("forkjoin/runtime/PromptDriver") {}
+
+/**
+ * A plan has `prompt` tasks but no model is configured to drive them: nothing was started.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class DriverUnavailable extends Schema.TaggedError<DriverUnavailable>()("DriverUnavailable", {
+  taskIds: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `task(s) ${this.taskIds.join(", ")} have a prompt but no model is configured to drive them; configure one ` +
+      "(forkjoin.config.json \"models\", or OPENAI_BASE_URL/OPENAI_API_KEY) and run them with 'forkjoin agent' or 'forkjoin mcp'"
+  }
+}
 
 /**
  * A script: a fixed list of actions, or a pure function of the steps so far.

@@ -1,6 +1,7 @@
 /**
- * The plan file of `forkjoin run` (schemaVersion 1): the tasks of a scripted orchestration
- * run, each a child with a mode, a write scope, attempts, a timeout and its scripted actions.
+ * The plan file of `forkjoin run` (schemaVersion 1): the tasks of an orchestration run, each a
+ * child with a mode, a write scope, attempts, a timeout and one of: scripted actions, a
+ * changeset produced elsewhere, or a prompt for a model-driven child.
  * Plan files are untrusted: `decode` is strict (excess properties are errors) and every
  * problem names its JSON path (`$.tasks[1].writeScope[0]`). Later issues extend the format.
  *
@@ -34,6 +35,8 @@ export const TaskInput = Schema.Struct({
   maxAttempts: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3 }))),
   timeoutMs: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
   actions: Schema.optionalKey(Schema.Array(Schema.Unknown)),
+  /** What a model-driven child is asked to do (driven by the configured model). */
+  prompt: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
   /** A changeset produced elsewhere (relative to the plan file), its blobs in `blobs/sha256/<hex>` beside it. */
   changesetFile: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty()))
 })
@@ -106,8 +109,10 @@ export type Task = Pick<typeof TaskInput.Type, "id" | "mode"> & {
   readonly writeScope?: WriteScope.WriteScope
   readonly maxAttempts: number
   readonly timeoutMs: number
-  /** Scripted actions; empty when the task names a `changesetFile`. */
+  /** Scripted actions; empty when the task names a `changesetFile` or a `prompt`. */
   readonly actions: ReadonlyArray<ParsedAction>
+  /** A model-driven child's task text. */
+  readonly prompt?: string
   /** As written in the plan (relative to the plan file). */
   readonly changesetFile?: string
 }
@@ -189,8 +194,12 @@ export const decode = (raw: unknown): Result.Result<RunPlan, PlanError> => {
       }
       writeScope = WriteScope.makeUnsafe(t.writeScope)
     }
-    if ((t.actions === undefined) === (t.changesetFile === undefined)) {
-      return Result.fail(new PlanError({ path: at, detail: "a task has exactly one of \"actions\" (a scripted child) or \"changesetFile\" (a changeset produced elsewhere)." }))
+    if ([t.actions, t.changesetFile, t.prompt].filter((x) => x !== undefined).length !== 1) {
+      return Result.fail(new PlanError({
+        path: at,
+        detail: "a task has exactly one of \"actions\" (a scripted child), \"prompt\" (a child driven by the configured model) or " +
+          "\"changesetFile\" (a changeset produced elsewhere)."
+      }))
     }
     if (t.changesetFile !== undefined && t.mode !== "transactional_write") {
       return Result.fail(new PlanError({ path: `${at}.changesetFile`, detail: "only a transactional_write task can bring a changeset; make the task \"transactional_write\" with a writeScope." }))
@@ -208,7 +217,8 @@ export const decode = (raw: unknown): Result.Result<RunPlan, PlanError> => {
       maxAttempts: t.maxAttempts ?? 1,
       timeoutMs: t.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       actions,
-      ...(t.changesetFile === undefined ? {} : { changesetFile: t.changesetFile })
+      ...(t.changesetFile === undefined ? {} : { changesetFile: t.changesetFile }),
+      ...(t.prompt === undefined ? {} : { prompt: t.prompt })
     })
   }
   const plan = decoded.success

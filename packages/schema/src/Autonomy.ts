@@ -35,6 +35,71 @@ export const BooleanSetting = Schema.Union([
 ])
 
 /**
+ * A model provider's wire protocol: OpenAI-compatible Chat Completions, or Anthropic Messages.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ModelProviderKind = Schema.Literals(["openai", "anthropic"])
+
+/**
+ * How one model provider is reached (every key optional; the environment and built-in
+ * defaults fill the rest). The API key itself is never in the file: `apiKeyEnv` names the
+ * environment variable holding it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ModelProviderConfig = Schema.Struct({
+  /** OpenAI-compatible: up to `/v1` (`https://api.openai.com/v1`); Anthropic: the host (`https://api.anthropic.com`). */
+  baseUrl: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
+  model: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
+  /** The environment variable holding the key (default `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`). */
+  apiKeyEnv: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  stream: Schema.optionalKey(Schema.Boolean),
+  /** One request's budget; with streaming, the longest silence between two chunks (default 120000). */
+  timeoutMs: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** Retries after a 429 or a 5xx (default 3), waiting `retry-after` or an exponential backoff. */
+  maxRetries: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 10 }))),
+  /** First backoff in ms (default 500), doubled per retry. */
+  retryBaseMs: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  /** Most output tokens per reply (default 4096). */
+  maxTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+})
+
+/**
+ * Limits of one model session: tokens (input plus output), tool calls, wall-clock time.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const SessionLimitsConfig = Schema.Struct({
+  tokenBudget: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  maxSteps: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  timeoutMs: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+})
+
+/**
+ * The `models` section: the default provider and model, each provider's settings, and the
+ * limits of the parent's and each child's session.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ModelsConfig = Schema.Struct({
+  provider: Schema.optionalKey(ModelProviderKind),
+  model: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
+  providers: Schema.optionalKey(Schema.Struct({
+    openai: Schema.optionalKey(ModelProviderConfig),
+    anthropic: Schema.optionalKey(ModelProviderConfig)
+  })),
+  limits: Schema.optionalKey(Schema.Struct({
+    parent: Schema.optionalKey(SessionLimitsConfig),
+    child: Schema.optionalKey(SessionLimitsConfig)
+  }))
+})
+
+/**
  * `forkjoin.config.json` at the workspace root (schemaVersion 1). Unknown keys are refused, so a
  * misspelt setting is an error rather than silently ignored.
  *
@@ -53,7 +118,9 @@ export const ForkjoinConfigFile = Schema.Struct({
     maxEvidenceAge: Schema.optionalKey(Schema.String),
     /** Public keys (PEM files, relative to the workspace root); when set, evidence must be signed by one. */
     trustedKeys: Schema.optionalKey(Schema.Array(Schema.String))
-  }))
+  })),
+  /** Model providers, the default model and session limits (`forkjoin agent`, `forkjoin mcp`). */
+  models: Schema.optionalKey(ModelsConfig)
 })
 
 /**

@@ -1,0 +1,143 @@
+/**
+ * `forkjoin agent "TASK"`: a parent model session in the workspace (SPEC §10). The model and
+ * its limits come from `forkjoin.config.json` `models` and the `OPENAI_*` / `ANTHROPIC_*`
+ * variables, `--provider` and `--model` override them; every problem with them is reported
+ * before any request or child. Mutating children pass the autonomy gate exactly as
+ * `forkjoin run`'s do. The flags are in `AgentCommand.ts`.
+ *
+ * @since 0.1.0
+ */
+import * as Config from "@forkjoin/autonomy/Config"
+import * as Models from "@forkjoin/drivers/Models"
+import * as ParentSession from "@forkjoin/drivers/ParentSession"
+import type { ProviderKind } from "@forkjoin/drivers/ProviderSettings"
+import type { RepairOutcome } from "@forkjoin/engine/Engine"
+import type { ThreadId } from "@forkjoin/schema/Ids"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Colour from "./internal/colour.ts"
+import { RunFailed, UsageError } from "./internal/errors.ts"
+import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
+import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+import { repairsField, withRepairs } from "./Repair.ts"
+import * as Run from "./Run.ts"
+
+/**
+ * One `agent` invocation, after flag parsing.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface AgentRequest {
+  readonly task: string
+  readonly workspace: string
+  readonly db?: string | undefined
+  readonly provider?: ProviderKind | undefined
+  readonly model?: string | undefined
+  readonly threadId: ThreadId
+  readonly maxSteps?: number | undefined
+  readonly tokenBudget?: number | undefined
+  /** Live progress lines (a terminal); nothing when undefined. */
+  readonly progress?: ((line: string) => Effect.Effect<void>) | undefined
+  readonly env?: Config.Env | undefined
+}
+
+/**
+ * What `agent` did, and what the startup repair did first.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface AgentResult {
+  readonly outcome: ParentSession.AgentOutcome
+  readonly repairs: ReadonlyArray<RepairOutcome>
+}
+
+/**
+ * Runs the parent session; configuration problems are a `UsageError` naming the setting.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const agent = Effect.fn("Agent.agent")(function*(request: AgentRequest) {
+  if (request.task.trim() === "") return yield* new UsageError({ message: "give the task to do, e.g. forkjoin agent \"add a README\" --workspace DIR." })
+  const root = yield* resolveWorkspace(request.workspace)
+  const db = historyDbOf(root, request.db)
+  const env = request.env ?? process.env
+  const config = yield* Config.load(root, env)
+  const choice = Models.choose(config.models, env, { provider: request.provider, model: request.model })
+  if (Result.isFailure(choice)) return yield* new UsageError({ message: choice.failure.message, cause: choice.failure })
+  const model = yield* Models.languageModel(choice.success.provider)
+  const parent = {
+    ...choice.success.parent,
+    ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
+    ...(request.tokenBudget === undefined ? {} : { tokenBudget: request.tokenBudget })
+  }
+  const [outcome, repairs] = yield* withRepairs(
+    root,
+    request.db,
+    ParentSession.run({
+      task: request.task,
+      model,
+      threadId: request.threadId,
+      parent,
+      child: choice.success.child,
+      admission: { _tag: "Gate", env },
+      progress: request.progress
+    }).pipe(Effect.mapError((e) => new RunFailed({ message: e.message, cause: e })))
+  ).pipe(Effect.provide(orchestratorLayer(root, db)))
+  return { outcome, repairs } satisfies AgentResult
+})
+
+/**
+ * Exit 0 when the parent finished cleanly, else 1.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const exitCodeOf = (result: AgentResult): 0 | 1 => (result.outcome.finish.ok ? 0 : 1)
+
+/**
+ * The `--json` line: `{ ok, runId, agentId, transcripts, mergeExecution, finish, runs, usage }`;
+ * `runId` and `mergeExecution` are the last join's (null when the parent forked no children).
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderJson = (result: AgentResult): string => {
+  const o = result.outcome
+  const last = o.runs[o.runs.length - 1]
+  return JSON.stringify({
+    ok: o.finish.ok,
+    runId: last?.runId ?? null,
+    agentId: o.agentId,
+    transcripts: o.transcripts,
+    mergeExecution: last === undefined ? null : { status: last.run.status, outcomes: last.run.outcomes },
+    finish: o.finish,
+    runs: o.runs.map((r) => ({
+      runId: r.runId,
+      status: r.run.status,
+      outcomes: r.run.outcomes,
+      conflicts: r.conflicts.map((c) => ({ conflictId: c.conflictId, childId: c.childId, path: c.path, status: c.status }))
+    })),
+    usage: o.usage,
+    steps: o.steps,
+    ...repairsField(result.repairs)
+  }) + "\n"
+}
+
+/**
+ * Human output: each join's table (as `forkjoin run` prints it), then how the parent ended.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderText = (result: AgentResult, palette: Colour.Palette = Colour.forStdout()): string => {
+  const o = result.outcome
+  const lines: Array<string> = [`agent ${o.agentId}: ${o.steps} tool call(s), ${o.usage.modelCalls} model call(s), ` +
+    `${o.usage.inputTokens + o.usage.outputTokens} tokens`]
+  for (const r of o.runs) lines.push(Run.renderText({ _tag: "Joined", outcome: r }, palette).trimEnd())
+  lines.push(`transcripts: ${o.transcripts[0] ?? "(none)"}${o.transcripts.length > 1 ? ` and ${o.transcripts.length - 1} child transcript(s)` : ""}`)
+  lines.push(o.finish.ok ? palette.green("parent finished") : `${palette.red("parent did not finish")} (${o.finish.code}): ${o.finish.message}`)
+  return lines.join("\n") + "\n"
+}

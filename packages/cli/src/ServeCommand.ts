@@ -1,0 +1,81 @@
+/**
+ * The `forkjoin serve` command: flags and help, wired to `Serve.ts` (loaded, with the gateway,
+ * only when the command runs).
+ *
+ * @since 0.1.0
+ */
+import { ThreadId } from "@forkjoin/schema/Ids"
+import { Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { reportFailure } from "./internal/errors.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+
+/**
+ * `forkjoin serve --workspace DIR [--db FILE] [--host H] [--port N] [--allow-remote] [--open-url [--thread T]] [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const serve = Command.make(
+  "serve",
+  {
+    workspace: workspaceFlag(),
+    db: dbFlag,
+    host: Flag.String("host").pipe(
+      Flag.withMetavar("H"),
+      Flag.withDescription("Address to bind (default 127.0.0.1; a non-loopback address needs --allow-remote)"),
+      Flag.withDefault("127.0.0.1")
+    ),
+    port: Flag.Int("port").pipe(
+      Flag.withSchema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 65535 }))),
+      Flag.withMetavar("N"),
+      Flag.withDescription("Port (default 7420; 0 picks a free one)"),
+      Flag.withDefault(7420)
+    ),
+    allowRemote: Flag.Boolean("allow-remote").pipe(
+      Flag.withDescription("Allow binding a non-loopback address (anyone who can reach it still needs a token)"),
+      Flag.withDefault(false)
+    ),
+    openUrl: Flag.Boolean("open-url").pipe(
+      Flag.withDescription("Also print a one-time login URL for the web page (its code is exchanged for a session token)"),
+      Flag.withDefault(false)
+    ),
+    thread: Flag.String("thread").pipe(
+      Flag.withSchema(ThreadId),
+      Flag.withMetavar("ID"),
+      Flag.withDescription("The thread the --open-url session sees, with its descendants (default 'cli', as 'forkjoin run')"),
+      Flag.optional
+    ),
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print the address as one JSON line: {\"url\":\"http://HOST:PORT\"} (plus \"loginUrl\" with --open-url)"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.serve")(
+    function*(input) {
+      const Serve = yield* Effect.promise(() => import("./Serve.ts"))
+      yield* Serve.serve({
+        workspace: input.workspace,
+        db: Option.getOrUndefined(input.db),
+        host: input.host,
+        port: input.port,
+        allowRemote: input.allowRemote,
+        loginThread: input.openUrl ? Option.getOrElse(input.thread, () => ThreadId.make("cli")) : undefined,
+        json: input.json
+      })
+    },
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError"], reportFailure("serve", input.json))
+  )
+).pipe(
+  Command.withDescription(
+    "Serve the workspace over HTTP until interrupted: one resident process that keeps the engine and the history " +
+      "open. API under /v1/ (apply, the four history views, merge runs and conflicts, resolve, rollback, provider " +
+      "events, view grants, a live event stream), its OpenAPI document at /openapi.json, and the history web page " +
+      "at /. Every /v1/ request needs 'Authorization: Bearer <token>' from 'forkjoin token create'. The first " +
+      "stdout line is 'forkjoin serve: listening on http://HOST:PORT'. Exit 130 when stopped (Ctrl-C, SIGTERM), 1 on a failure, 2 " +
+      "usage error (a refused bind included)."
+  ),
+  Command.withShortDescription("Serve the API, the event stream and the history page over HTTP")
+)

@@ -1,0 +1,91 @@
+/**
+ * The `forkjoin token` commands (`create`, `revoke`): flags and help, wired to `Token.ts`.
+ *
+ * @since 0.1.0
+ */
+import { ThreadId } from "@forkjoin/schema/Ids"
+import { Argument, Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { reportFailure } from "./internal/errors.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { writeStdout } from "./internal/output.ts"
+
+const create = Command.make(
+  "create",
+  {
+    thread: Flag.String("thread").pipe(
+      Flag.withSchema(ThreadId),
+      Flag.withMetavar("T"),
+      Flag.withDescription("The thread the token is bound to: it sees that thread and the threads registered below it (required)")
+    ),
+    ttl: Flag.String("ttl").pipe(
+      Flag.withMetavar("D"),
+      Flag.withDescription("Lifetime, like 30m, 24h, 7d (default 24h)"),
+      Flag.optional
+    ),
+    workspace: workspaceFlag(),
+    db: dbFlag,
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON line: {\"tokenId\",\"token\",\"thread\",\"expiresAt\"}"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.token.create")(
+    function*(input) {
+      const Token = yield* Effect.promise(() => import("./Token.ts"))
+      const issued = yield* Token.create({
+        workspace: input.workspace,
+        db: Option.getOrUndefined(input.db),
+        thread: input.thread,
+        ttl: Option.getOrUndefined(input.ttl)
+      })
+      yield* writeStdout(input.json ? JSON.stringify(issued) + "\n" : Token.renderCreated(issued))
+    },
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "HistoryCommandError"], reportFailure("token create", input.json))
+  )
+).pipe(
+  Command.withDescription(
+    "Issue a bearer token for 'forkjoin serve', bound to one thread. The token is printed once, alone on the last " +
+      "line of stdout; the database keeps only its hash. Exit 0, 1 on a failure, 2 usage error."
+  ),
+  Command.withShortDescription("Issue a bearer token bound to a thread")
+)
+
+const revoke = Command.make(
+  "revoke",
+  {
+    tokenId: Argument.String("TOKEN_ID").pipe(Argument.withDescription("The token's id (printed by 'token create')")),
+    workspace: workspaceFlag(),
+    db: dbFlag,
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"tokenId\",\"thread\",\"revokedAt\"}"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.token.revoke")(
+    function*(input) {
+      const Token = yield* Effect.promise(() => import("./Token.ts"))
+      const revoked = yield* Token.revoke({ workspace: input.workspace, db: Option.getOrUndefined(input.db), tokenId: input.tokenId })
+      yield* writeStdout(
+        input.json ? JSON.stringify({ ok: true, ...revoked }) + "\n" : `revoked token ${revoked.tokenId} (thread '${revoked.thread}')\n`
+      )
+    },
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "HistoryCommandError"], reportFailure("token revoke", input.json))
+  )
+).pipe(
+  Command.withDescription("Revoke a token: a running gateway refuses it from its next request. Exit 0, 1 unknown token, 2 usage error."),
+  Command.withShortDescription("Revoke a bearer token")
+)
+
+/**
+ * `forkjoin token create --thread T [--ttl D] --workspace DIR | token revoke TOKEN_ID --workspace DIR`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const token = Command.make("token").pipe(
+  Command.withDescription("Bearer tokens for 'forkjoin serve', each bound to one thread."),
+  Command.withShortDescription("Issue or revoke gateway tokens"),
+  Command.withSubcommands([create, revoke])
+)

@@ -1,0 +1,223 @@
+/**
+ * `forkjoin agent` end to end: the built CLI against a loopback model server speaking each
+ * provider's wire format, configured the way users do (the `OPENAI_*` / `ANTHROPIC_*`
+ * variables with `--model`, or `forkjoin.config.json` `models`). A parent forks children that
+ * are joined; the autonomy gate refuses mutating children below `safe`; a runaway parent
+ * exits 1; bad settings exit 2 naming what to fix; `config explain` shows the models with the
+ * key as set/unset only.
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Conversation, startModelServer, type Turn } from "../../drivers/test/support/modelServer.ts"
+import { BIN, buildCli, makeSandbox, removeSandboxes, ROOT, writeTree } from "./helpers.ts"
+
+beforeAll(() => buildCli())
+afterAll(removeSandboxes)
+
+const MODEL_VARS = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]
+
+/** Runs the CLI without blocking this process (the model server answers from here). */
+const runCliAsync = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !MODEL_VARS.includes(k) && k !== "FORKJOIN_FAULT"))
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_AUTONOMY: "bold", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    child.on("close", (status) => resolve({ status, stdout, stderr }))
+  })
+
+const isParent = (system: string) => system.startsWith("You are the parent")
+
+const forkTwo = (c: Conversation): Turn => {
+  if (isParent(c.system)) {
+    if (c.turn === 0) {
+      return {
+        calls: [{
+          name: "run_subagents",
+          args: { tasks: ["docs", "src"].map((id) => ({ id, mode: "transactional_write", writeScope: [id], prompt: `write ${id}` })) }
+        }]
+      }
+    }
+    return { calls: [{ name: "finish", args: {} }] }
+  }
+  const id = c.task.slice("write ".length)
+  if (c.turn === 0) return { calls: [{ name: "apply_patch", args: { patch: `*** Begin Patch\n*** Add File: ${id}/note.md\n+by ${id}\n*** End Patch` } }] }
+  return { calls: [{ name: "finish", args: {} }] }
+}
+
+describe("forkjoin agent", () => {
+  it("OpenAI-compatible via OPENAI_BASE_URL and --model: forks two children, joins them, exits 0 with the JSON line", async () => {
+    const { ws } = makeSandbox()
+    const server = await startModelServer("openai", forkTwo)
+    try {
+      const r = await runCliAsync(["agent", "write the docs and the code", "--workspace", ws, "--model", "test-model", "--json"], { OPENAI_BASE_URL: server.url })
+      expect(r.stderr).toBe("")
+      expect(r.status).toBe(0)
+      const out = JSON.parse(r.stdout)
+      expect(out.ok).toBe(true)
+      expect(out.runId).toMatch(/^run-/)
+      expect(out.finish).toEqual({ ok: true })
+      expect(out.mergeExecution.status).toBe("applied")
+      expect(out.mergeExecution.outcomes.map((o: any) => [o.childId, o.status])).toEqual([["docs", "applied"], ["src", "applied"]])
+      expect(out.transcripts).toHaveLength(3)
+      for (const t of out.transcripts) expect(fs.existsSync(t)).toBe(true)
+      expect(fs.readFileSync(path.join(ws, "docs/note.md"), "utf8")).toBe("by docs\n")
+      expect(fs.readFileSync(path.join(ws, "src/note.md"), "utf8")).toBe("by src\n")
+      expect(server.requests[0]!.body.model).toBe("test-model")
+      // A loopback server may be keyless: no Authorization header was sent.
+      expect(server.requests[0]!.headers.authorization).toBeUndefined()
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("Anthropic via forkjoin.config.json (streaming) and --provider: the human output ends with the join's table", async () => {
+    const { ws } = makeSandbox()
+    const server = await startModelServer("anthropic", forkTwo)
+    try {
+      writeTree(ws, {
+        "forkjoin.config.json": JSON.stringify({
+          models: { provider: "openai", providers: { anthropic: { baseUrl: server.url, model: "claude-test", stream: true } } }
+        })
+      })
+      const r = await runCliAsync(["agent", "write", "--workspace", ws, "--provider", "anthropic"], { ANTHROPIC_API_KEY: "sk-ant-secret" })
+      expect(r.status).toBe(0)
+      expect(r.stdout).toMatch(/docs\s+applied/)
+      expect(r.stdout).toMatch(/src\s+applied/)
+      expect(r.stdout).toMatch(/parent finished\n$/)
+      expect(server.requests.every((q) => q.body.stream === true && q.body.model === "claude-test")).toBe(true)
+      expect(server.requests[0]!.headers["x-api-key"]).toBe("sk-ant-secret")
+      expect(r.stdout + r.stderr).not.toContain("sk-ant-secret")
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("at supervised, run_subagents with a mutating child is refused before any child starts; the parent reads the refusal", async () => {
+    const { ws } = makeSandbox()
+    let refusal: unknown
+    const script = (c: Conversation): Turn => {
+      if (!isParent(c.system)) return { text: "no child should run" }
+      if (c.turn === 0) return forkTwo(c)
+      refusal = c.results[0]?.content
+      return { calls: [{ name: "finish", args: {} }] }
+    }
+    const server = await startModelServer("openai", script)
+    try {
+      const r = await runCliAsync(["agent", "try", "--workspace", ws, "--model", "m", "--json"], { OPENAI_BASE_URL: server.url, FORKJOIN_AUTONOMY: "supervised" })
+      expect(r.status).toBe(0)
+      expect(refusal).toMatchObject({ ok: false, code: "mutating_subagents_not_granted" })
+      expect(server.requests).toHaveLength(2)
+      expect(fs.existsSync(path.join(ws, "docs"))).toBe(false)
+      expect(JSON.parse(r.stdout).runId).toBeNull()
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("a parent that never finishes exits 1 at its step limit", async () => {
+    const { ws } = makeSandbox()
+    const server = await startModelServer("openai", () => ({ calls: [{ name: "list_dir", args: { path: "." } }] }))
+    try {
+      const r = await runCliAsync(["agent", "loop", "--workspace", ws, "--model", "m", "--max-steps", "3", "--json"], { OPENAI_BASE_URL: server.url })
+      expect(r.status).toBe(1)
+      expect(JSON.parse(r.stdout).finish).toMatchObject({ ok: false, code: "step_limit" })
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("an unknown model (the server's 404) exits 1 naming --model", async () => {
+    const { ws } = makeSandbox()
+    const server = await startModelServer("openai", () => ({ status: 404, body: "{\"error\":{\"message\":\"model not found\"}}" }))
+    try {
+      const r = await runCliAsync(["agent", "x", "--workspace", ws, "--model", "nope", "--json"], { OPENAI_BASE_URL: server.url })
+      expect(r.status).toBe(1)
+      expect(JSON.parse(r.stdout).finish.message).toMatch(/unknown model 'nope' \(--model\)/)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("bad settings exit 2 before any request, naming what to fix", async () => {
+    const { ws } = makeSandbox()
+    const noModel = await runCliAsync(["agent", "x", "--workspace", ws], { OPENAI_BASE_URL: "http://127.0.0.1:9/v1" })
+    expect(noModel.status).toBe(2)
+    expect(noModel.stderr).toMatch(/no model is configured for openai: pass --model NAME/)
+    const noKey = await runCliAsync(["agent", "x", "--workspace", ws, "--model", "gpt"], {})
+    expect(noKey.status).toBe(2)
+    expect(noKey.stderr).toMatch(/set the environment variable OPENAI_API_KEY/)
+    writeTree(ws, { "forkjoin.config.json": JSON.stringify({ models: { providers: { openai: { baseUrll: "x" } } } }) })
+    const typo = await runCliAsync(["agent", "x", "--workspace", ws, "--model", "gpt"], {})
+    expect(typo.status).toBe(2)
+    expect(typo.stderr).toMatch(/unknown key "baseUrll" \(did you mean "baseUrl"\?\)/)
+  })
+})
+
+describe("forkjoin config explain shows the models", () => {
+  it("base URLs with their sources, the model, and each key as set or unset, never its value", async () => {
+    const { ws } = makeSandbox()
+    writeTree(ws, { "forkjoin.config.json": JSON.stringify({ models: { model: "gpt-test", limits: { child: { maxSteps: 40 } } } }) })
+    const r = await runCliAsync(["config", "explain", "--workspace", ws, "--json"], { OPENAI_API_KEY: "sk-very-secret", ANTHROPIC_BASE_URL: "http://127.0.0.1:8080" })
+    expect(r.status).toBe(0)
+    expect(r.stdout).not.toContain("sk-very-secret")
+    const models = JSON.parse(r.stdout).models
+    expect(models.provider).toEqual({ value: "openai", source: "built-in default" })
+    expect(models.providers).toEqual([
+      { name: "openai", baseUrl: "https://api.openai.com/v1", baseUrlSource: "built-in default", baseUrlEnv: "OPENAI_BASE_URL", model: "gpt-test", modelSource: "forkjoin.config.json models.model", apiKeyEnv: "OPENAI_API_KEY", apiKey: "set" },
+      { name: "anthropic", baseUrl: "http://127.0.0.1:8080", baseUrlSource: "env ANTHROPIC_BASE_URL", baseUrlEnv: "ANTHROPIC_BASE_URL", model: null, modelSource: "none (pass --model NAME)", apiKeyEnv: "ANTHROPIC_API_KEY", apiKey: "unset" }
+    ])
+    expect(models.limits).toEqual({ parent: {}, child: { maxSteps: 40 } })
+    const text = await runCliAsync(["config", "explain", "--workspace", ws], { OPENAI_API_KEY: "sk-very-secret" })
+    expect(text.stdout).toMatch(/models\.providers\.openai: https:\/\/api\.openai\.com\/v1 \(built-in default\), model gpt-test .* key OPENAI_API_KEY set/)
+    expect(text.stdout).not.toContain("sk-very-secret")
+  })
+})
+
+describe("forkjoin run with prompt tasks", () => {
+  const planWith = (dir: string) => {
+    const planFile = path.join(dir, "plan.json")
+    fs.writeFileSync(planFile, JSON.stringify({
+      schemaVersion: 1,
+      tasks: [
+        { id: "docs", mode: "transactional_write", writeScope: ["docs"], prompt: "write docs" },
+        { id: "src", mode: "transactional_write", writeScope: ["src"], actions: [{ apply_patch: { patch: "*** Begin Patch\n*** Add File: src/a.ts\n+a\n*** End Patch" } }, { finish: {} }] }
+      ]
+    }))
+    return planFile
+  }
+
+  it("a model from the usual variables drives the prompt task; the join applies it with the scripted sibling", async () => {
+    const { dir, ws } = makeSandbox()
+    const server = await startModelServer("openai", forkTwo)
+    try {
+      writeTree(ws, { "forkjoin.config.json": JSON.stringify({ models: { model: "test-model" } }) })
+      const r = await runCliAsync(["run", planWith(dir), "--workspace", ws, "--json"], { OPENAI_BASE_URL: server.url })
+      expect(r.stderr).not.toContain("error")
+      expect(r.status).toBe(0)
+      const out = JSON.parse(r.stdout)
+      expect(out.mergeExecution.outcomes.map((o: { childId: string; status: string }) => [o.childId, o.status])).toEqual([["docs", "applied"], ["src", "applied"]])
+      expect(fs.readFileSync(path.join(ws, "docs/note.md"), "utf8")).toBe("by docs\n")
+      expect(fs.existsSync(path.join(ws, ".forkjoin", "runs", out.runId, "subagents", "docs", "transcript.json"))).toBe(true)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("without a model, a plan with prompt tasks is a usage error before any child starts, naming what to configure", async () => {
+    const { dir, ws } = makeSandbox()
+    const r = await runCliAsync(["run", planWith(dir), "--workspace", ws], {})
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain("prompt tasks, which need a model")
+    expect(fs.existsSync(path.join(ws, "src"))).toBe(false)
+    expect(fs.existsSync(path.join(ws, ".forkjoin", "runs"))).toBe(false)
+  })
+})

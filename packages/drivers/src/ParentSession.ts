@@ -1,0 +1,159 @@
+/**
+ * The parent model session of `forkjoin agent` (SPEC §10): a `direct` session in the caller's
+ * thread driven by a model whose tools include `run_subagents` (tasks with a prompt, a mode and
+ * a write scope, run as model-driven children and joined through `runPlan`, so mutating
+ * children pass the autonomy gate exactly as `forkjoin run`'s do), `resolve_conflict`,
+ * `rollback_transaction` and the history views. The join's outcome and any conflict it held
+ * back come back as the tool's observation, and `finish` is refused while a conflict of one of
+ * the session's runs is open. Transcripts go to the artifact namespaces (the parent's to
+ * `.forkjoin/runs/<agent-id>/parent/`, each child's beside its trace).
+ *
+ * Owns the parent's host tools and its outcome. Does not own the conversation (`ModelDriver`),
+ * the join (`@forkjoin/orchestrator`) nor the command line.
+ *
+ * @since 0.1.0
+ */
+import { Engine } from "@forkjoin/engine/Engine"
+import type { HistoryStore } from "@forkjoin/history/HistoryStore"
+import type { MergeStore } from "@forkjoin/history/MergeStore"
+import type { Sqlite } from "@forkjoin/history/Sqlite"
+import type * as OrchestratorRun from "@forkjoin/orchestrator/Run"
+import * as Artifacts from "@forkjoin/runtime/Artifacts"
+import { BlobStore } from "@forkjoin/runtime/BlobStore"
+import { Driver } from "@forkjoin/runtime/Driver"
+import * as Session from "@forkjoin/runtime/Session"
+import type { ThreadId } from "@forkjoin/schema"
+import type * as LanguageModel from "effect/ai/LanguageModel"
+import * as Effect from "effect/Effect"
+import { randomUUID } from "node:crypto"
+import * as path from "node:path"
+import * as HostTools from "./HostTools.ts"
+import * as ModelDriver from "./ModelDriver.ts"
+import * as Tools from "./Tools.ts"
+
+// -------------------------------------------------------------------------------------
+// models
+// -------------------------------------------------------------------------------------
+
+/**
+ * Limits of a model session (see `HostTools.Limits`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Limits = HostTools.Limits
+
+/**
+ * How `forkjoin agent` runs: the task, the model, the caller's thread, limits for the parent
+ * and for each child, how mutating children are admitted and live progress.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface AgentOptions {
+  readonly task: string
+  readonly model: LanguageModel.LanguageModel
+  readonly threadId: ThreadId
+  readonly parent?: Limits | undefined
+  readonly child?: Limits | undefined
+  readonly admission?: OrchestratorRun.Admission | undefined
+  readonly progress?: ((line: string) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * What the parent did: its session's ending, why its driver stopped (when not by `finish`),
+ * every join it ran, the transcripts written and whether it finished cleanly.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface AgentOutcome {
+  readonly agentId: string
+  readonly status: Session.SessionStatus
+  readonly stop?: ModelDriver.DriverReport["stop"]
+  readonly usage: ModelDriver.DriverReport["usage"]
+  readonly runs: ReadonlyArray<OrchestratorRun.RunOutcome>
+  readonly transcripts: ReadonlyArray<string>
+  readonly steps: number
+  readonly finish: { readonly ok: true } | { readonly ok: false; readonly code: string; readonly message: string }
+}
+
+// -------------------------------------------------------------------------------------
+// prompts
+// -------------------------------------------------------------------------------------
+
+const PARENT_SYSTEM = "You are the parent agent of forkjoin, working in one shared workspace. Use read_file and list_dir to look, " +
+  "apply_patch to edit directly, and run_subagents to fork children that work concurrently on disjoint parts (each " +
+  "transactional_write child needs a writeScope; its edits are joined when it finishes). The result of run_subagents is " +
+  "the join: act on every held conflict with resolve_conflict before calling finish. Call finish when the task is done."
+
+/**
+ * Runs the parent session to its end in the engine's workspace.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const run = (options: AgentOptions): Effect.Effect<AgentOutcome, Artifacts.ArtifactError, Engine | HistoryStore | MergeStore | Sqlite> =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const agentId = `agent-${randomUUID()}`
+    const agentDirectory = Artifacts.defaultRunDirectory(engine.root, agentId)
+    const host = yield* HostTools.make({
+      threadId: options.threadId,
+      model: options.model,
+      child: options.child,
+      admission: options.admission,
+      progress: options.progress
+    })
+    const parentLimits = options.parent ?? {}
+    const driver = ModelDriver.make({
+      model: options.model,
+      system: PARENT_SYSTEM,
+      task: options.task,
+      tools: Tools.parentTools,
+      host: {
+        run_subagents: host.tools.run_subagents,
+        resolve_conflict: host.tools.resolve_conflict,
+        rollback_transaction: host.tools.rollback_transaction,
+        history_timeline: host.tools.history_timeline,
+        history_file: host.tools.history_file
+      },
+      beforeFinish: host.beforeFinish,
+      tokenBudget: parentLimits.tokenBudget,
+      maxSteps: parentLimits.maxSteps,
+      onStep: options.progress,
+      label: "parent"
+    })
+    const result = yield* Session.run({
+      mode: "direct",
+      threadId: options.threadId,
+      timeoutMs: parentLimits.timeoutMs ?? 1_800_000,
+      ...(parentLimits.maxSteps === undefined ? {} : { maxSteps: parentLimits.maxSteps })
+    }).pipe(
+      Effect.provideService(Driver, driver.driver),
+      Effect.provide(BlobStore.layerMemory)
+    )
+    const report = driver.report()
+    const runs = host.runs()
+    const parentDirectory = path.join(agentDirectory, "parent")
+    const transcripts = [
+      yield* Artifacts.writeJson(parentDirectory, "transcript.json", ModelDriver.transcriptFile(report)),
+      ...runs.flatMap((r) => r.results.map((c) => path.join(c.artifacts, "transcript.json")))
+    ]
+    yield* Artifacts.writeJson(parentDirectory, "trace.json", { steps: result.steps, hostSteps: report.hostSteps, usage: report.usage })
+    const finish: AgentOutcome["finish"] = result.status === "finished"
+      ? { ok: true }
+      : report.stop !== undefined
+      ? { ok: false, code: report.stop.reason, message: report.stop.message }
+      : { ok: false, code: result.status, message: result.error?.message ?? `the parent session ended ${result.status}` }
+    return {
+      agentId,
+      status: result.status,
+      ...(report.stop === undefined ? {} : { stop: report.stop }),
+      usage: report.usage,
+      runs,
+      transcripts,
+      steps: result.steps.length + report.hostSteps.length,
+      finish
+    } satisfies AgentOutcome
+  })

@@ -1,0 +1,90 @@
+/** Running the parent session against a scripted model server in a fresh temp workspace. */
+import * as Anthropic from "@forkjoin/drivers/Anthropic"
+import * as OpenAiCompatible from "@forkjoin/drivers/OpenAiCompatible"
+import * as ParentSession from "@forkjoin/drivers/ParentSession"
+import * as ProviderSettings from "@forkjoin/drivers/ProviderSettings"
+import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
+import { ThreadId } from "@forkjoin/schema"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { type ModelServer, type Script, startModelServer } from "./modelServer.ts"
+
+const sandboxes: Array<string> = []
+
+/** A temp workspace holding `files`, with its `.forkjoin/`. */
+export const makeWorkspace = (files: Record<string, string> = {}): string => {
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "fj-drivers-"))
+  sandboxes.push(ws)
+  fs.mkdirSync(path.join(ws, ".forkjoin"))
+  for (const [rel, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true })
+    fs.writeFileSync(path.join(ws, rel), content)
+  }
+  return ws
+}
+
+/** Removes the workspaces made so far. */
+export const removeSandboxes = (): void => {
+  for (const s of sandboxes.splice(0)) fs.rmSync(s, { recursive: true, force: true })
+}
+
+/** The API key the tests configure: it must never show up in an artifact or a message. */
+export const SECRET = "sk-test-secret-do-not-log"
+
+/** Provider settings for a test server. */
+export const providerFor = (
+  kind: "openai" | "anthropic",
+  url: string,
+  overrides: Partial<ProviderSettings.ProviderSettings> = {}
+): ProviderSettings.ResolvedProvider => {
+  const r = ProviderSettings.resolve(
+    { kind, model: "test-model", baseUrl: url, apiKeyEnv: "FJ_TEST_KEY", retryBaseMs: 20, timeoutMs: 5_000, ...overrides },
+    { FJ_TEST_KEY: SECRET },
+    `models.providers.${kind}`
+  )
+  if (Result.isFailure(r)) throw new Error(r.failure.message)
+  return r.success
+}
+
+/** Whether a request comes from the parent (its system prompt). */
+export const isParent = (system: string): boolean => system.startsWith("You are the parent")
+
+/** Runs `forkjoin agent`'s parent session against `script`. */
+export const runAgent = async (options: {
+  readonly kind: "openai" | "anthropic"
+  readonly stream: boolean
+  readonly script: Script
+  readonly files?: Record<string, string>
+  readonly task?: string
+  readonly provider?: Partial<ProviderSettings.ProviderSettings>
+  readonly parent?: ParentSession.Limits
+  readonly child?: ParentSession.Limits
+}): Promise<{ outcome: ParentSession.AgentOutcome; server: ModelServer; ws: string; elapsedMs: number; progress: ReadonlyArray<string> }> => {
+  const progress: Array<string> = []
+  const ws = makeWorkspace(options.files ?? {})
+  const server = await startModelServer(options.kind, options.script)
+  try {
+    const provider = providerFor(options.kind, server.url, { stream: options.stream, ...options.provider })
+    const started = Date.now()
+    const outcome = await Effect.runPromise(
+      Effect.gen(function*() {
+        const model = yield* (options.kind === "openai" ? OpenAiCompatible.make(provider) : Anthropic.make(provider))
+        return yield* ParentSession.run({
+          task: options.task ?? "do the task",
+          model,
+          threadId: ThreadId.make("agent"),
+          parent: options.parent,
+          child: options.child,
+          admission: { _tag: "Exempt", reason: "a test workspace" },
+          progress: (line) => Effect.sync(() => progress.push(line))
+        })
+      }).pipe(Effect.provide(OrchestratorRun.layer(ws, path.join(ws, ".forkjoin", "history.db"))))
+    )
+    return { outcome, server, ws, elapsedMs: Date.now() - started, progress }
+  } finally {
+    await server.close()
+  }
+}

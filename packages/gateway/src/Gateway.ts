@@ -1,0 +1,233 @@
+/**
+ * The resident gateway (SPEC §11): one process that keeps a workspace's engine and history
+ * database open and serves many clients over HTTP — the `GatewayApi` under `/v1/` behind bearer
+ * tokens bound to threads, `/openapi.json`, the history page at `/`, view grants at
+ * `/view/{grant}` and the live event stream at `/v1/events`. Binds loopback unless told
+ * otherwise (a non-loopback host needs `allowRemote`).
+ *
+ * It owns assembling the server (services over ONE history connection, handlers, routes, body
+ * limit, bind address). It does not own the contract (`GatewayApi`), tokens (`Tokens`), grants
+ * (`ViewGrants`) nor the command line (`forkjoin serve` in the CLI).
+ *
+ * @since 0.1.0
+ */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Engine, environmentIdOf, type RepairOutcome } from "@forkjoin/engine/Engine"
+import type { StoreError } from "@forkjoin/history/HistoryStore"
+import { ProviderAggregates } from "@forkjoin/history/ProviderAggregates"
+import { HistoryViews } from "@forkjoin/history/Views"
+import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
+import type { EngineError } from "@forkjoin/schema/EngineError"
+import * as ByteSize from "effect/ByteSize"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as References from "effect/References"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import { HttpApiBuilder, HttpApiMiddleware } from "effect/http-api"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import { HttpServerRequest, MaxBodySize } from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+import { createServer } from "node:http"
+import * as path from "node:path"
+import { Authorization, Caller, GatewayApi, Unauthorized } from "./GatewayApi.ts"
+import { toApiError } from "./internal/access.ts"
+import { v1Handlers } from "./internal/handlers.ts"
+import { extraRoutes, type LoginCodes } from "./internal/routes.ts"
+import * as Tokens from "./Tokens.ts"
+import { TokenStore, type TokenStoreError } from "./TokenStore.ts"
+import * as TokenStoreSqlite from "./TokenStoreSqlite.ts"
+import { makeGrants } from "./ViewGrants.ts"
+
+/**
+ * How to serve: the workspace `root`, its history database (default
+ * `<root>/.forkjoin/history.db`), the bind `host` (default `127.0.0.1`) and `port` (default
+ * 7420, `0` picks a free one), `allowRemote` for a non-loopback host, the request body cap
+ * (default 64 MiB), the event stream's poll interval, and `loginThread`: when set, a one-time
+ * login code for that thread is minted (`loginUrl`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ServeOptions {
+  readonly root: string
+  readonly db?: string | undefined
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly allowRemote?: boolean | undefined
+  readonly maxBodyBytes?: number | undefined
+  readonly pollMs?: number | undefined
+  readonly loginThread?: string | undefined
+  /** The lifetime of view grants (default 60 s). */
+  readonly grantTtlMs?: number | undefined
+}
+
+/**
+ * A running gateway: its base URL and, with `loginThread`, the one-time login URL.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Running {
+  readonly url: string
+  readonly loginUrl: string | undefined
+  /** What the engine's startup repair did when the gateway opened the workspace. */
+  readonly repairs: ReadonlyArray<RepairOutcome>
+}
+
+/**
+ * Why the gateway did not start: a non-loopback host without `allowRemote` (`RemoteRefused`),
+ * the address in use or not bindable (`Bind`), or the workspace/database (`Workspace`).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class GatewayError extends Schema.TaggedError<GatewayError>()("GatewayError", {
+  reason: Schema.Literals(["RemoteRefused", "Bind", "Workspace"]),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
+
+/**
+ * The default port: 7420.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const DEFAULT_PORT = 7420
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
+
+/**
+ * Whether `host` is a loopback address.
+ *
+ * @category guards
+ * @since 0.1.0
+ */
+export const isLoopback = (host: string): boolean => LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host)
+
+/**
+ * The services the gateway runs on, over one connection to the history database `db`: the
+ * engine (startup repair runs here), the history and merge stores, the views, provider
+ * ingestion and the token store.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const servicesLayer = (root: string, db: string) => {
+  const real = fs.realpathSync(root)
+  const config = { environmentId: environmentIdOf(real), root: real }
+  return Layer.mergeAll(
+    HistoryViews.layerNoDeps(config),
+    ProviderAggregates.layerNoDeps(config),
+    TokenStoreSqlite.layerNoDeps
+  ).pipe(Layer.provideMerge(OrchestratorRun.layer(real, db)))
+}
+
+const authorizationLayer = Layer.effect(
+  Authorization,
+  Effect.map(Effect.service(TokenStore), (store) => ({
+    bearer: (effect, { credential }) =>
+      Tokens.authenticate(Redacted.value(credential)).pipe(
+        Effect.provideService(TokenStore, store),
+        Effect.catchTags({
+          TokenRefused: (e) =>
+            Effect.fail(new Unauthorized({ reason: e.reason, message: `${e.message}: send 'Authorization: Bearer <token>' from 'forkjoin token create'` })),
+          TokenStoreError: (e) => Effect.die(toApiError(e))
+        }),
+        Effect.flatMap((thread) => Effect.provideService(effect, Caller, { thread }))
+      )
+  }) satisfies typeof Authorization.Service)
+)
+
+const makeCodes = (): LoginCodes & { readonly mint: (thread: string, now: number) => string } => {
+  const codes = new Map<string, { readonly thread: string; readonly exp: number }>()
+  return {
+    mint: (thread, now) => {
+      const code = randomBytes(18).toString("base64url")
+      codes.set(code, { thread, exp: now + 10 * 60_000 })
+      return code
+    },
+    take: (code, now) => {
+      const found = codes.get(code)
+      codes.delete(code)
+      return found === undefined || found.exp <= now ? undefined : found.thread
+    }
+  }
+}
+
+const tooLarge = (limit: number) =>
+  HttpServerResponse.jsonUnsafe(
+    { _tag: "PayloadTooLarge", message: `the request body is over the ${limit}-byte limit; nothing was written` },
+    { status: 413 }
+  )
+
+/**
+ * Starts the gateway in the current scope and resolves to its URL once it listens; the server
+ * stops when the scope closes.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const serve = (
+  options: ServeOptions
+): Effect.Effect<Running, GatewayError | EngineError | StoreError | TokenStoreError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const host = options.host ?? "127.0.0.1"
+    if (!isLoopback(host) && options.allowRemote !== true) {
+      return yield* new GatewayError({
+        reason: "RemoteRefused",
+        message: `refusing to bind ${host}: it is not a loopback address; pass --allow-remote to serve other machines`
+      })
+    }
+    const root = yield* Effect.try({
+      try: () => fs.realpathSync(options.root),
+      catch: (cause) => new GatewayError({ reason: "Workspace", message: `workspace '${options.root}' cannot be opened`, cause })
+    })
+    const db = options.db ?? path.join(root, ".forkjoin", "history.db")
+    const maxBody = options.maxBodyBytes ?? 64 * 1024 * 1024
+    const grants = makeGrants(undefined, options.grantTtlMs)
+    const codes = makeCodes()
+    let baseUrl = ""
+    const api = HttpApiBuilder.layer(GatewayApi, { openapiPath: "/openapi.json" }).pipe(
+      Layer.provide(v1Handlers(grants, () => baseUrl)),
+      Layer.provide(authorizationLayer),
+      Layer.provide(HttpApiMiddleware.layerProblemDetails({ includeDetails: true }))
+    )
+    const app = Layer.mergeAll(api, extraRoutes({ grants, codes, pollMs: options.pollMs ?? 250 }))
+    const services = yield* Layer.build(servicesLayer(root, db))
+    const server = HttpRouter.serve(app, {
+      disableLogger: true,
+      disableListenLog: true,
+      // View grants travel in the path: allow them past the router's default 100-character parameter.
+      routerConfig: { maxParamLength: 8192 },
+      middleware: (effect) =>
+        Effect.flatMap(Effect.service(HttpServerRequest), (request) => {
+          const length = Number(request.headers["content-length"] ?? "0")
+          return length > maxBody ? Effect.succeed(tooLarge(maxBody)) : effect
+        })
+    }).pipe(
+      Layer.provide(Layer.succeedContext(services)),
+      // No span per request and per handler step: nothing exports them, and they cost a third of a small request.
+      Layer.provide(Layer.succeed(References.TracerEnabled, false)),
+      // A chunked body has no Content-Length to refuse up front: its reading stops at the cap.
+      Layer.provide(Layer.succeed(MaxBodySize, ByteSize.bytes(maxBody))),
+      Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: options.port ?? DEFAULT_PORT, host }))
+    )
+    const built = yield* Layer.build(server).pipe(
+      Effect.catchTag("ServeError", (cause) =>
+        Effect.fail(new GatewayError({ reason: "Bind", message: `cannot listen on ${host}:${options.port ?? DEFAULT_PORT}: ${cause.message}`, cause })))
+    )
+    const address = Context.get(built, HttpServer.HttpServer).address
+    const port = address._tag === "UnixPathAddress" ? 0 : address.port
+    baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+    const loginUrl = options.loginThread === undefined
+      ? undefined
+      : `${baseUrl}/#code=${codes.mint(options.loginThread, Date.now())}`
+    return { url: baseUrl, loginUrl, repairs: Context.get(services, Engine).startupRepair.outcomes }
+  })

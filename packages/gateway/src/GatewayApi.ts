@@ -1,0 +1,287 @@
+/**
+ * The gateway's HTTP contract (SPEC §11) as an `effect/http-api` `HttpApi`: every route under
+ * `/v1/`, each request and response body a Schema (records, pages, runs and conflicts are the
+ * `@forkjoin/schema` ones; the request envelopes are here), the bearer-token security scheme,
+ * and the errors with their status codes. `OpenApi.fromApi(GatewayApi)` is `/openapi.json`.
+ *
+ * It owns the contract only. It does not own the handlers (`Gateway.ts`), the routes outside
+ * the API (`/`, `/view/{grant}`, `/v1/events`, `/auth/exchange`) nor any behaviour.
+ *
+ * @since 0.1.0
+ */
+import { ConflictRecord } from "@forkjoin/schema/Conflict"
+import { DiffPage, FilePage, TimelinePage, TurnPage } from "@forkjoin/schema/HistoryViews"
+import { ConflictId, MergeRunId, ThreadId, TransactionId, TurnId } from "@forkjoin/schema/Ids"
+import { ChildOutcome, MergeRun } from "@forkjoin/schema/MergeRun"
+import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
+import * as Context from "effect/Context"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import * as Schema from "effect/Schema"
+
+// -------------------------------------------------------------------------------------
+// errors
+// -------------------------------------------------------------------------------------
+
+/**
+ * 401: no bearer token, or one that is malformed, unknown, expired or revoked (`reason`).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  reason: Schema.Literals(["Missing", "Malformed", "Unknown", "Expired", "Revoked"]),
+  message: Schema.String
+}, { httpApiStatus: 401 }) {}
+
+/**
+ * 404: nothing by that id, or something the caller's thread may not see (the two are not told apart).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  message: Schema.String
+}, { httpApiStatus: 404 }) {}
+
+/**
+ * 400: a request the views or the gateway refuse as asked (a path outside the workspace, a
+ * cursor of another query, a bad page option, a malformed provider event).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
+  reason: Schema.String,
+  message: Schema.String
+}, { httpApiStatus: 400 }) {}
+
+/**
+ * 422: the engine or the orchestrator refused the operation; nothing was written. `code` is the
+ * stable engine or orchestrator code (`context_mismatch`, `conflict_stale`, `rollback_drift`...).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class Rejected extends Schema.TaggedError<Rejected>()("Rejected", {
+  code: Schema.String,
+  stage: Schema.optionalKey(Schema.Number),
+  paths: Schema.Array(Schema.String),
+  message: Schema.String
+}, { httpApiStatus: 422 }) {}
+
+/**
+ * 503: the history database failed (busy, unreadable); the request may be retried.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
+  message: Schema.String
+}, { httpApiStatus: 503 }) {}
+
+// -------------------------------------------------------------------------------------
+// security
+// -------------------------------------------------------------------------------------
+
+/**
+ * The authenticated caller of a `/v1/` request: the thread its token is bound to.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class Caller extends Context.Service<Caller, { readonly thread: ThreadId }>()("forkjoin/gateway/Caller") {}
+
+/**
+ * `Authorization: Bearer <token>` on every `/v1/` endpoint; provides the `Caller`.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class Authorization extends HttpApiMiddleware.Service<Authorization, { provides: Caller }>()(
+  "forkjoin/gateway/Authorization",
+  { error: Unauthorized, security: { bearer: HttpApiSecurity.bearer } }
+) {}
+
+// -------------------------------------------------------------------------------------
+// request and response bodies
+// -------------------------------------------------------------------------------------
+
+const Count = (max: number) => Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: max })))
+const Flag = Schema.optionalKey(Schema.Literals(["true", "false"]))
+
+const paging = {
+  cursor: Schema.optionalKey(Schema.String),
+  limit: Count(1000),
+  maxBytes: Count(16 * 1024 * 1024)
+}
+
+/**
+ * `POST /v1/apply`: a patch applied in the name of `thread` (default: the token's; else one
+ * the token sees).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ApplyRequest = Schema.Struct({
+  patch: Schema.String,
+  thread: Schema.optionalKey(ThreadId),
+  turn: TurnId,
+  invocation: Schema.optionalKey(Schema.String),
+  profile: Schema.optionalKey(Schema.Literals(["native", "codex"])),
+  allowOverwrite: Schema.optionalKey(Schema.Boolean)
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ApplyRequest = typeof ApplyRequest.Type
+
+/**
+ * `POST /v1/conflicts/{conflictId}/resolve`: `apply` the child's version, `discard` it, or
+ * `content` (the merged text, UTF-8).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ResolveRequest = Schema.Struct({
+  kind: Schema.Literals(["apply", "discard", "content"]),
+  content: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * What a resolution did: the conflict as now stored, the record it applied (none for
+ * `discard`), and the child's outcome when it was its last open conflict.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ResolveResponse = Schema.Struct({
+  conflict: ConflictRecord,
+  record: Schema.optionalKey(PatchHistoryRecord),
+  outcome: Schema.optionalKey(ChildOutcome)
+})
+
+/**
+ * `POST /v1/provider-events`: one provider event (a Codex turn diff or a Claude tool event, as
+ * raw text) recorded as a provider aggregate.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const IngestRequest = Schema.Struct({
+  format: Schema.Literals(["codex-turn-diff", "claude-tool-event"]),
+  text: Schema.String,
+  thread: Schema.optionalKey(ThreadId),
+  turn: TurnId,
+  id: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * The ingested event's record and whether it had been recorded before.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const IngestResponse = Schema.Struct({ record: PatchHistoryRecord, alreadyRecorded: Schema.Boolean })
+
+/**
+ * `POST /v1/threads/{thread}/view-grants`: one workspace-relative path, optionally a line and
+ * column to mark.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ViewGrantRequest = Schema.Struct({
+  path: Schema.String,
+  line: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 10_000_000 }))),
+  column: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100_000 })))
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ViewGrantRequest = typeof ViewGrantRequest.Type
+
+/**
+ * A view grant: the credential itself, the URL to fetch (`/view/{grant}`), and its expiry.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ViewGrantResponse = Schema.Struct({ grant: Schema.String, url: Schema.String, expiresAt: Schema.String })
+
+/**
+ * A run with its conflicts.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const RunDetail = Schema.Struct({ run: MergeRun, conflicts: Schema.Array(ConflictRecord) })
+
+// -------------------------------------------------------------------------------------
+// api
+// -------------------------------------------------------------------------------------
+
+const errors = [NotFound, BadRequest, Rejected, Unavailable] as const
+
+/**
+ * The `/v1/` endpoints, every one behind `Authorization`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const V1 = HttpApiGroup.make("v1").add(
+  HttpApiEndpoint.get("whoami", "/whoami", { success: Schema.Struct({ thread: ThreadId }) }),
+  HttpApiEndpoint.post("apply", "/apply", { payload: ApplyRequest, success: PatchHistoryRecord, error: errors }),
+  HttpApiEndpoint.get("timeline", "/timeline", {
+    query: { thread: Schema.optionalKey(Schema.String), turn: Schema.optionalKey(Schema.String), descendants: Flag, ...paging },
+    success: TimelinePage,
+    error: errors
+  }),
+  HttpApiEndpoint.get("turn", "/turns/:turn", { params: { turn: Schema.String }, query: paging, success: TurnPage, error: errors }),
+  HttpApiEndpoint.get("diff", "/diff", {
+    query: { target: Schema.String, maxLines: Count(100_000), ...paging },
+    success: DiffPage,
+    error: errors
+  }),
+  HttpApiEndpoint.get("file", "/files", { query: { path: Schema.String, ...paging }, success: FilePage, error: errors }),
+  HttpApiEndpoint.get("runs", "/runs", { success: Schema.Struct({ runs: Schema.Array(MergeRun) }), error: errors }),
+  HttpApiEndpoint.get("run", "/runs/:runId", { params: { runId: MergeRunId }, success: RunDetail, error: errors }),
+  HttpApiEndpoint.get("conflicts", "/conflicts", {
+    query: { runId: Schema.optionalKey(MergeRunId), status: Schema.optionalKey(Schema.Literals(["open", "resolved"])) },
+    success: Schema.Struct({ conflicts: Schema.Array(ConflictRecord) }),
+    error: errors
+  }),
+  HttpApiEndpoint.post("resolve", "/conflicts/:conflictId/resolve", {
+    params: { conflictId: ConflictId },
+    payload: ResolveRequest,
+    success: ResolveResponse,
+    error: errors
+  }),
+  HttpApiEndpoint.post("rollback", "/transactions/:transactionId/rollback", {
+    params: { transactionId: TransactionId },
+    success: PatchHistoryRecord,
+    error: errors
+  }),
+  HttpApiEndpoint.post("ingest", "/provider-events", { payload: IngestRequest, success: IngestResponse, error: errors }),
+  HttpApiEndpoint.post("viewGrant", "/threads/:thread/view-grants", {
+    params: { thread: ThreadId },
+    payload: ViewGrantRequest,
+    success: ViewGrantResponse,
+    error: errors
+  })
+).middleware(Authorization).prefix("/v1")
+
+/**
+ * The gateway's API: `V1`, with unknown fields refused and request-validation failures
+ * answered as RFC 9457 problems naming each bad field.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const GatewayApi = HttpApi.make("forkjoin-gateway")
+  .add(V1)
+  .annotate(HttpApi.ParseOptions, { onExcessProperty: "error" })
+  .middleware(HttpApiMiddleware.ProblemDetails)

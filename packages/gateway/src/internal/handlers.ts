@@ -1,0 +1,203 @@
+/**
+ * The `/v1/` handlers: each checks the caller's scope first (404 for anything it may not see),
+ * then calls the engine, the views, the orchestrator or ingestion, and maps failures through
+ * `toApiError`. Authentication is the `Authorization` middleware's (`Gateway.ts`).
+ */
+import { Engine, Grants as EngineGrants } from "@forkjoin/engine/Engine"
+import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { MergeStore } from "@forkjoin/history/MergeStore"
+import { ProviderAggregates } from "@forkjoin/history/ProviderAggregates"
+import { HistoryViews } from "@forkjoin/history/Views"
+import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
+import * as Rollback from "@forkjoin/orchestrator/Rollback"
+import type { ConflictRecord } from "@forkjoin/schema/Conflict"
+import { InvocationId } from "@forkjoin/schema/Ids"
+import type { MergeRun } from "@forkjoin/schema/MergeRun"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import { HttpApiBuilder } from "effect/http-api"
+import { BadRequest, Caller, GatewayApi, NotFound, Rejected } from "../GatewayApi.ts"
+import { checkPath, type Grants } from "../ViewGrants.ts"
+import { requireSees, sees, toApiError } from "./access.ts"
+
+const childThreadOf = (c: ConflictRecord): string => `${c.runId}/${c.childId}`
+
+const num = (s: number | undefined) => (s === undefined ? {} : { limit: s })
+
+/** The runs `caller` sees, newest first. */
+const visibleRuns = (caller: string) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const store = yield* MergeStore
+    const runs = yield* store.listRuns({ environmentId: engine.environmentId }).pipe(Effect.mapError(toApiError))
+    return yield* Effect.filter(runs, (run: MergeRun) => sees(caller, run.threadId))
+  })
+
+/**
+ * The handlers of the `v1` group. `baseUrl` gives the server's own URL (known once bound), for
+ * view-grant URLs.
+ */
+export const v1Handlers = (grants: Grants, baseUrl: () => string) =>
+  HttpApiBuilder.group(GatewayApi, "v1", (h) =>
+    h
+      .handle("whoami", () => Effect.map(Effect.service(Caller), (c) => ({ thread: c.thread })))
+      .handle("apply", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          const thread = payload.thread ?? caller
+          yield* requireSees(caller, thread, `thread ${thread}`)
+          const engine = yield* Engine
+          return yield* engine.applyPatch({
+            patch: payload.patch,
+            threadId: thread,
+            turnId: payload.turn,
+            ...(payload.invocation === undefined ? {} : { invocationId: InvocationId.make(payload.invocation) }),
+            profile: payload.profile ?? "native",
+            grant: payload.allowOverwrite === true ? EngineGrants.full : EngineGrants.writeCreateDirs
+          }).pipe(Effect.mapError(toApiError))
+        }))
+      .handle("timeline", ({ query }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          const views = yield* HistoryViews
+          return yield* views.timeline({
+            caller,
+            thread: query.thread,
+            turn: query.turn,
+            descendants: query.descendants === "true",
+            cursor: query.cursor,
+            ...num(query.limit),
+            maxBytes: query.maxBytes
+          }).pipe(Effect.mapError(toApiError))
+        }))
+      .handle("turn", ({ params, query }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          const views = yield* HistoryViews
+          return yield* views.turn({ caller, turn: params.turn, cursor: query.cursor, ...num(query.limit), maxBytes: query.maxBytes }).pipe(
+            Effect.mapError(toApiError)
+          )
+        }))
+      .handle("diff", ({ query }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          const views = yield* HistoryViews
+          return yield* views.diff({
+            caller,
+            target: query.target,
+            maxLines: query.maxLines,
+            cursor: query.cursor,
+            ...num(query.limit),
+            maxBytes: query.maxBytes
+          }).pipe(Effect.mapError(toApiError))
+        }))
+      .handle("file", ({ query }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          const views = yield* HistoryViews
+          return yield* views.file({ caller, path: query.path, cursor: query.cursor, ...num(query.limit), maxBytes: query.maxBytes }).pipe(
+            Effect.mapError(toApiError)
+          )
+        }))
+      .handle("runs", () => Effect.gen(function*() {
+        return { runs: yield* visibleRuns((yield* Caller).thread) }
+      }))
+      .handle("run", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          const store = yield* MergeStore
+          const engine = yield* Engine
+          const found = yield* store.getRun(params.runId).pipe(Effect.mapError(toApiError))
+          if (Option.isNone(found) || found.value.environmentId !== engine.environmentId) {
+            return yield* new NotFound({ message: `run ${params.runId} not found` })
+          }
+          yield* requireSees(caller, found.value.threadId, `run ${params.runId}`)
+          const conflicts = yield* store.listConflicts({ environmentId: engine.environmentId, runId: params.runId }).pipe(
+            Effect.mapError(toApiError)
+          )
+          return { run: found.value, conflicts }
+        }))
+      .handle("conflicts", ({ query }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          const store = yield* MergeStore
+          const engine = yield* Engine
+          const all = yield* store.listConflicts({
+            environmentId: engine.environmentId,
+            ...(query.runId === undefined ? {} : { runId: query.runId }),
+            ...(query.status === undefined ? {} : { status: query.status })
+          }).pipe(Effect.mapError(toApiError))
+          return { conflicts: yield* Effect.filter(all, (c: ConflictRecord) => sees(caller, childThreadOf(c))) }
+        }))
+      .handle("resolve", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          const store = yield* MergeStore
+          const found = yield* store.getConflict(params.conflictId).pipe(Effect.mapError(toApiError))
+          if (Option.isNone(found)) return yield* new NotFound({ message: `conflict ${params.conflictId} not found` })
+          yield* requireSees(caller, childThreadOf(found.value), `conflict ${params.conflictId}`)
+          if (payload.kind === "content" && payload.content === undefined) {
+            return yield* new BadRequest({ reason: "InvalidRequest", message: "kind 'content' needs 'content', the merged text" })
+          }
+          if (payload.kind !== "content" && payload.content !== undefined) {
+            return yield* new BadRequest({ reason: "InvalidRequest", message: `kind '${payload.kind}' takes no 'content'` })
+          }
+          const resolution = payload.kind === "content"
+            ? { kind: "content" as const, bytes: new TextEncoder().encode(payload.content ?? "") }
+            : { kind: payload.kind }
+          const done = yield* Conflicts.resolve(params.conflictId, resolution).pipe(Effect.mapError(toApiError))
+          const after = yield* store.getConflict(params.conflictId).pipe(Effect.mapError(toApiError))
+          return {
+            conflict: Option.getOrElse(after, () => found.value),
+            ...(done.record === undefined ? {} : { record: done.record }),
+            ...(done.outcome === undefined ? {} : { outcome: done.outcome })
+          }
+        }))
+      .handle("rollback", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          const engine = yield* Engine
+          const history = yield* HistoryStore
+          const records = yield* history.recordsByTransaction(engine.environmentId, params.transactionId).pipe(Effect.mapError(toApiError))
+          const visible = yield* Effect.forEach(records, (r) => sees(caller, r.threadId))
+          if (records.length === 0 || visible.some((v) => !v)) {
+            return yield* new NotFound({ message: `transaction ${params.transactionId} not found` })
+          }
+          return yield* Rollback.rollbackTransaction(params.transactionId, { threadId: caller }).pipe(Effect.mapError(toApiError))
+        }))
+      .handle("ingest", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          const thread = payload.thread ?? caller
+          yield* requireSees(caller, thread, `thread ${thread}`)
+          const aggregates = yield* ProviderAggregates
+          const outcome = yield* aggregates.ingestWithStatus({
+            format: payload.format,
+            text: payload.text,
+            threadId: thread,
+            turnId: payload.turn,
+            ...(payload.id === undefined ? {} : { id: payload.id })
+          }).pipe(Effect.mapError(toApiError))
+          return { record: outcome.record, alreadyRecorded: outcome.alreadyRecorded }
+        }))
+      .handle("viewGrant", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          yield* requireSees(caller, params.thread, `thread ${params.thread}`)
+          const checked = checkPath(payload.path)
+          if (Result.isFailure(checked)) return yield* new BadRequest({ reason: "PathRefused", message: checked.failure.detail })
+          const engine = yield* Engine
+          // Resolved server-side: a link out of the workspace or a denied path is the engine's refusal.
+          const state = (yield* engine.read([checked.success]).pipe(Effect.mapError(toApiError))).get(checked.success)
+          if (state === undefined || state._tag === "Missing") return yield* new NotFound({ message: `${checked.success} not found` })
+          if (state._tag !== "File") {
+            return yield* new Rejected({ code: "not_a_file", paths: [checked.success], message: `${checked.success} is not a regular file` })
+          }
+          const now = yield* Clock.currentTimeMillis
+          const issued = grants.issue({ thread: params.thread, path: checked.success, line: payload.line, column: payload.column }, now)
+          return { grant: issued.grant, url: `${baseUrl()}/view/${issued.grant}`, expiresAt: new Date(issued.claims.exp).toISOString() }
+        }))
+  )
+

@@ -1,0 +1,124 @@
+/**
+ * The history page in a real browser (headless Chromium from Debian's `chromium` package,
+ * driven by playwright-core): log in with the one-time code of `--open-url`, watch a
+ * `forkjoin run` join appear live (no reload), read a record's diff and a file's history across
+ * child threads, resolve the held conflict by clicking, and see that a child's token shows only
+ * that child. Screenshots go to a folder under the OS temp dir and are copied to
+ * `.ci/artifacts/screenshots/`.
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { type Browser, chromium, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { BIN, buildCli, conflictCase, type Started, start, tokenFor } from "./support.ts"
+
+const CHROMIUM = "/usr/bin/chromium"
+const SHOTS = fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-screenshots-"))
+const ARTIFACTS = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../.ci/artifacts/screenshots")
+
+let browser: Browser
+let gw: Started
+let c: ReturnType<typeof conflictCase>
+
+const shot = async (page: Page, name: string) => {
+  const file = path.join(SHOTS, `${name}.png`)
+  await page.screenshot({ path: file, fullPage: true })
+  fs.mkdirSync(ARTIFACTS, { recursive: true })
+  fs.copyFileSync(file, path.join(ARTIFACTS, `${name}.png`))
+  expect(fs.statSync(file).size).toBeGreaterThan(1000)
+}
+
+/** `forkjoin run` in another process, as a person would start it while the page is open. */
+const runPlan = (ws: string, planFile: string) =>
+  new Promise<{ code: number | null; stdout: string }>((resolve) => {
+    const child = spawn(process.execPath, [BIN, "run", planFile, "--workspace", ws, "--json"], {
+      env: { ...process.env, NO_COLOR: "1", FORKJOIN_AUTONOMY: "bold" },
+      stdio: ["ignore", "pipe", "ignore"]
+    })
+    let stdout = ""
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+    child.on("exit", (code) => resolve({ code, stdout }))
+  })
+
+beforeAll(async () => {
+  buildCli()
+  c = conflictCase()
+  gw = await start({ root: c.ws, pollMs: 100, loginThread: "cli" })
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] })
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await gw?.stop()
+  fs.rmSync(c.dir, { recursive: true, force: true })
+})
+
+describe("the history page", () => {
+  it("follows a forkjoin run live, shows diffs and file history, and resolves the conflict by clicking", async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
+    const errors: Array<string> = []
+    page.on("pageerror", (e) => errors.push(e.message))
+    await page.goto(gw.loginUrl!)
+    await expect.poll(() => page.getByTestId("who").textContent()).toBe("thread cli")
+    await expect.poll(() => page.getByTestId("live").textContent()).toBe("live")
+    // The code is spent and gone from the address bar.
+    expect(new URL(page.url()).hash).toBe("")
+    await shot(page, "01-logged-in")
+
+    const run = await runPlan(c.ws, c.planFile)
+    expect(run.code).toBe(1)
+    const runId = JSON.parse(run.stdout).runId as string
+    // Live: the run, its outcomes and the held conflict arrive through the event stream.
+    const runItem = page.locator(`[data-testid=run][data-run="${runId}"]`)
+    await expect.poll(() => runItem.getByTestId("run-status").textContent(), { timeout: 10_000 }).toBe("blocked")
+    await expect.poll(() => runItem.locator("[data-testid=outcome]").allTextContents()).toEqual([
+      "first applied",
+      "second conflicted_unresolved"
+    ])
+    const conflict = runItem.getByTestId("conflict")
+    await expect.poll(() => conflict.textContent()).toContain("<<<<<<< ours")
+    await expect.poll(() => page.getByTestId("record").count(), { timeout: 10_000 }).toBeGreaterThan(0)
+    await shot(page, "02-run-blocked-live")
+
+    await page.getByTestId("record").first().click()
+    await expect.poll(() => page.getByTestId("diff-text").first().textContent()).toContain("+F1-first")
+    await page.getByTestId("file-input").fill("m/f.txt")
+    await page.getByTestId("file-submit").click()
+    await expect.poll(() => page.getByTestId("file-item").count()).toBeGreaterThan(0)
+    expect(await page.getByTestId("file-item").first().textContent()).toContain(`${runId}/first`)
+    await shot(page, "03-diff-and-file-history")
+
+    await conflict.getByTestId("resolve-apply").click()
+    await expect.poll(() => runItem.getByTestId("run-status").textContent(), { timeout: 10_000 }).toBe("applied")
+    await expect.poll(() => runItem.getByTestId("resolve-apply").count()).toBe(0)
+    expect(fs.readFileSync(path.join(c.ws, "m/f.txt"), "utf8")).toContain("F1-second\n")
+    expect(fs.readFileSync(path.join(c.ws, "m/other.txt"), "utf8")).toBe("O1\n")
+    await shot(page, "04-conflict-resolved")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("with a child's token, the page shows that child's thread and nothing else", async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
+    await page.goto(gw.url)
+    await expect.poll(() => page.getByTestId("login").isVisible()).toBe(true)
+    const first = await fetch(`${gw.url}/v1/runs`, { headers: { authorization: `Bearer ${(await tokenFor(c.db, "cli")).token}` } })
+    const runId = ((await first.json()) as { runs: Array<{ runId: string }> }).runs[0]!.runId
+    const childToken = (await tokenFor(c.db, `${runId}/first`)).token
+    await page.getByTestId("token-input").fill(childToken)
+    await page.getByTestId("token-submit").click()
+    await expect.poll(() => page.getByTestId("who").textContent()).toBe(`thread ${runId}/first`)
+    await expect.poll(() => page.getByTestId("record").count()).toBeGreaterThan(0)
+    const threads = await page.getByTestId("record-thread").allTextContents()
+    expect(new Set(threads)).toEqual(new Set([`${runId}/first`]))
+    expect(await page.getByTestId("run").count()).toBe(0)
+    await shot(page, "05-child-token")
+    // A wrong token is refused on the page, not silently.
+    await page.evaluate(() => sessionStorage.setItem("forkjoin.token", "fjt_0000000000000000_" + "A".repeat(43)))
+    await page.reload()
+    await expect.poll(() => page.getByTestId("login").isVisible()).toBe(true)
+    await page.close()
+  }, 60_000)
+})

@@ -1,0 +1,132 @@
+/**
+ * Test support for the gateway: a temp workspace, a gateway started in-process on port 0 (its
+ * scope closed by `stop`), tokens issued through their own connection to the workspace's
+ * database (as `forkjoin token create` does), threads registered below others, and `fetch`
+ * helpers.
+ */
+import { environmentIdOf } from "@forkjoin/engine/Engine"
+import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryViews } from "@forkjoin/history/Views"
+import { ThreadId } from "@forkjoin/schema/Ids"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { execFileSync, spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { type ServeOptions, serve } from "../src/Gateway.ts"
+import * as Tokens from "../src/Tokens.ts"
+import { TokenStore } from "../src/TokenStore.ts"
+import * as TokenStoreSqlite from "../src/TokenStoreSqlite.ts"
+
+/** A fresh temp directory with `ws/` (the workspace, holding `files`) and `outside/`. */
+export const makeWorkspace = (files: Record<string, string | Uint8Array> = {}) => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-gw-")))
+  const ws = path.join(dir, "ws")
+  const outside = path.join(dir, "outside")
+  fs.mkdirSync(ws)
+  fs.mkdirSync(outside)
+  for (const [rel, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true })
+    fs.writeFileSync(path.join(ws, rel), content)
+  }
+  return { dir, ws, outside, db: path.join(ws, ".forkjoin", "history.db") }
+}
+
+/** A gateway running in this process. */
+export interface Started {
+  readonly url: string
+  readonly loginUrl: string | undefined
+  readonly stop: () => Promise<void>
+}
+
+/** Starts a gateway on 127.0.0.1, port 0. */
+export const start = async (options: ServeOptions): Promise<Started> => {
+  const scope = Effect.runSync(Scope.make())
+  const running = await Effect.runPromise(Scope.provide(serve({ port: 0, ...options }), scope))
+  return { ...running, stop: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
+const withStore = <A, E>(db: string, effect: Effect.Effect<A, E, TokenStore>) =>
+  Effect.runPromise(Effect.provide(effect, TokenStoreSqlite.layerSqlite(db)))
+
+/** Issues a token for `thread` in the database `db`. */
+export const tokenFor = (db: string, thread: string, ttlMs?: number) => withStore(db, Tokens.issue(ThreadId.make(thread), ttlMs))
+
+/** Revokes a token. */
+export const revokeToken = (db: string, tokenId: string) => withStore(db, Tokens.revoke(tokenId))
+
+/** Registers `child` below `parent` in the workspace's history. */
+export const registerThread = (ws: string, db: string, child: string, parent?: string) =>
+  Effect.runPromise(
+    HistoryStore.use((s) => s.registerThread(ThreadId.make(child), parent === undefined ? undefined : ThreadId.make(parent))).pipe(
+      Effect.provide(HistoryViews.layerWithStore(db, { environmentId: environmentIdOf(fs.realpathSync(ws)), root: ws }).pipe(Layer.orDie))
+    )
+  )
+
+/** `fetch` with a bearer token and a JSON body; resolves to status, headers and parsed body. */
+export const call = async (
+  url: string,
+  options: { readonly token?: string; readonly method?: string; readonly body?: unknown; readonly raw?: string; readonly headers?: Record<string, string> } = {}
+) => {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.token !== undefined) headers["authorization"] = `Bearer ${options.token}`
+  let body: string | undefined
+  if (options.raw !== undefined) body = options.raw
+  else if (options.body !== undefined) body = JSON.stringify(options.body)
+  if (body !== undefined) headers["content-type"] = "application/json"
+  const r = await fetch(url, { method: options.method ?? (body === undefined ? "GET" : "POST"), headers, ...(body === undefined ? {} : { body }) })
+  const text = await r.text()
+  let json: any
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  return { status: r.status, headers: r.headers, text, json }
+}
+
+/** A patch from its body lines. */
+export const patchOf = (...body: ReadonlyArray<string>): string => ["*** Begin Patch", ...body, "*** End Patch"].join("\n")
+
+/** The CLI launcher and a synchronous run of it (the bundle is rebuilt by `buildCli`). */
+export const BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../cli/bin/forkjoin.mjs")
+
+/** Rebuilds the CLI bundle from the current sources. */
+export const buildCli = (): void => {
+  execFileSync(process.execPath, [path.resolve(path.dirname(BIN), "../../../scripts/build.mjs")], { stdio: "ignore" })
+}
+
+/** Runs `forkjoin ARGS` (mutating children at `bold`, as scratch workspaces need). */
+export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1", FORKJOIN_AUTONOMY: "bold", ...env }
+  })
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+const lines = (prefix: string, n: number): string => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}\n`).join("")
+
+/** A workspace and a plan whose two children edit the same line: the join holds one conflict. */
+export const conflictCase = () => {
+  const w = makeWorkspace({ "m/f.txt": lines("f", 6), "m/other.txt": "o1\n" })
+  const task = (id: string, body: ReadonlyArray<string>) => ({
+    id,
+    mode: "transactional_write",
+    writeScope: ["m"],
+    actions: [{ apply_patch: { patch: patchOf(...body) } }, { finish: {} }]
+  })
+  const plan = {
+    schemaVersion: 1,
+    tasks: [
+      task("first", ["*** Update File: m/f.txt", "@@", "-f1", "+F1-first"]),
+      task("second", ["*** Update File: m/f.txt", "@@", "-f1", "+F1-second", "*** Update File: m/other.txt", "@@", "-o1", "+O1"])
+    ]
+  }
+  const planFile = path.join(w.dir, "plan.json")
+  fs.writeFileSync(planFile, JSON.stringify(plan))
+  return { ...w, planFile }
+}

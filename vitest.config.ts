@@ -20,6 +20,7 @@ if (typeof (Map as { groupBy?: unknown }).groupBy !== "function") {
 export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "probes/**/*.test.ts"],
+    globalSetup: ["test/globalSetup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000
   }

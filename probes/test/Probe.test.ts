@@ -11,19 +11,17 @@ import { scenarios } from "@forkjoin/autonomy/Scenarios"
 import { Probe } from "@forkjoin/probes"
 import type { ScenarioResult } from "@forkjoin/schema/Evidence"
 import * as Effect from "effect/Effect"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
+import { buildCli } from "../../packages/cli/test/helpers.ts"
 import { projectRoot, readTree } from "../../test/support/tree.ts"
 
 const FORKJOIN = [process.execPath, path.join(projectRoot, "packages/cli/bin/forkjoin.mjs")]
 
 const dirs: Array<string> = []
-beforeAll(() => {
-  execFileSync(process.execPath, [path.join(projectRoot, "scripts/build.mjs")], { stdio: "inherit" })
-})
+beforeAll(buildCli)
 afterAll(() => dirs.splice(0).forEach((d) => fs.rmSync(d, { recursive: true, force: true })))
 
 /** A fresh workspace holding a few user files. */

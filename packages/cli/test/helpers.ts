@@ -15,8 +15,9 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 /** The launcher users run (`node_modules/.bin/forkjoin` points here). */
 export const BIN = path.join(ROOT, "packages/cli/bin/forkjoin.mjs")
 
-/** Rebuilds the bundle from the current sources, so tests never run a stale dist. */
+/** Rebuilds the bundle from the current sources, so tests never run a stale dist (once per test run: test/globalSetup.ts). */
 export const buildCli = (): void => {
+  if (process.env["FORKJOIN_TEST_CLI_BUILT"] === "1") return
   execFileSync(process.execPath, [path.join(ROOT, "scripts/build.mjs")], { stdio: "inherit" })
 }
 

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
-import { execFileSync, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -94,10 +94,8 @@ export const patchOf = (...body: ReadonlyArray<string>): string => ["*** Begin P
 /** The CLI launcher and a synchronous run of it (the bundle is rebuilt by `buildCli`). */
 export const BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../cli/bin/forkjoin.mjs")
 
-/** Rebuilds the CLI bundle from the current sources. */
-export const buildCli = (): void => {
-  execFileSync(process.execPath, [path.resolve(path.dirname(BIN), "../../../scripts/build.mjs")], { stdio: "ignore" })
-}
+/** Rebuilds the CLI bundle from the current sources (once per test run). */
+export { buildCli } from "../../cli/test/helpers.ts"
 
 /** Runs `forkjoin ARGS` (mutating children at `bold`, as scratch workspaces need). */
 export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {

@@ -32,7 +32,7 @@ import * as path from "node:path"
 import * as Age from "./Age.ts"
 import { AutonomyError } from "./AutonomyError.ts"
 import { jsonPath, parseJson } from "./internal/jsonText.ts"
-import { problemsOf } from "./internal/schemaProblems.ts"
+import { problemsOf } from "@forkjoin/schema/SchemaProblems"
 
 // -------------------------------------------------------------------------------------
 // models

@@ -25,7 +25,7 @@ import * as path from "node:path"
 import { AutonomyError } from "./AutonomyError.ts"
 import { keyIdOf } from "./Keys.ts"
 import { canonicalJson, jsonPath, parseJson } from "./internal/jsonText.ts"
-import { problemsOf } from "./internal/schemaProblems.ts"
+import { problemsOf } from "@forkjoin/schema/SchemaProblems"
 
 // -------------------------------------------------------------------------------------
 // digest

@@ -15,7 +15,7 @@
 import { normalizePath } from "@forkjoin/patch/RelativePath"
 import { type Changeset, decodeUntrustedChangeset, type RelativePath, scopeCovers, type TaskId } from "@forkjoin/schema"
 import * as Result from "effect/Result"
-import * as SchemaIssue from "effect/SchemaIssue"
+import { firstProblem } from "@forkjoin/schema/SchemaProblems"
 
 /**
  * Why a changeset is refused: the child's status and a message naming the problem.
@@ -41,7 +41,6 @@ const isNormal = (p: unknown): p is string => {
 }
 
 
-const leaves = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /**
  * Checks `raw` as the changeset of `task` (its id and declared write scope, already
@@ -88,9 +87,9 @@ export const revalidate = (
   }
   const decoded = decodeUntrustedChangeset(raw)
   if (Result.isFailure(decoded)) {
-    const first = leaves(decoded.failure.issue).issues[0]
-    const where = (first?.path ?? []).map((s) => (typeof s === "object" ? s.key : s)).join(".")
-    return refuse("invalid_changeset", `${where === "" ? "" : `at ${where}: `}${first?.message ?? "not a valid changeset"}`)
+    const first = firstProblem(decoded.failure.issue)
+    const where = first.path.map(String).join(".")
+    return refuse("invalid_changeset", `${where === "" ? "" : `at ${where}: `}${first.message}`)
   }
   const changeset = decoded.success
   if (changeset.childId !== task.id || changeset.taskId !== task.id) {

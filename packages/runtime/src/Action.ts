@@ -12,7 +12,7 @@
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { firstProblem, jsonPath } from "./internal/schemaProblem.ts"
+import { firstProblem, jsonPath } from "@forkjoin/schema/SchemaProblems"
 
 // -------------------------------------------------------------------------------------
 // models

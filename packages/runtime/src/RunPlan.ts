@@ -14,7 +14,7 @@ import { VerifyCommand } from "@forkjoin/schema/MergeRun"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { decodeAction, type ParsedAction } from "./Action.ts"
-import { firstProblem, jsonPath } from "./internal/schemaProblem.ts"
+import { firstProblem, jsonPath } from "@forkjoin/schema/SchemaProblems"
 import * as WriteScope from "./WriteScope.ts"
 
 // -------------------------------------------------------------------------------------

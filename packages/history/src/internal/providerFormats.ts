@@ -12,6 +12,7 @@
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
+import { firstProblem, jsonPath } from "@forkjoin/schema/SchemaProblems"
 import {
   ClaudeEditInput,
   ClaudeFileTool,
@@ -262,17 +263,10 @@ const decodeEdit = Schema.decodeUnknownResult(ClaudeEditInput, { errors: "first"
 const decodeWrite = Schema.decodeUnknownResult(ClaudeWriteInput, { errors: "first" })
 const decodeMultiEdit = Schema.decodeUnknownResult(ClaudeMultiEditInput, { errors: "first" })
 
-// Effect's flattening of an issue tree into `{ path, message }` leaves, read structurally.
-const leaves = SchemaIssue.makeFormatterStandardSchemaV1()
-
 /** The first problem of a failed decode: its JSON-path suffix (`.edits[1].old_string`) and message. */
-const firstProblem = (issue: SchemaIssue.Issue): { readonly at: string; readonly message: string } => {
-  const first = leaves(issue).issues[0]
-  const at = (first?.path ?? []).map((segment) => {
-    const key = typeof segment === "object" ? segment.key : segment
-    return typeof key === "number" ? `[${key}]` : typeof key === "symbol" ? `[${String(key)}]` : `.${key}`
-  }).join("")
-  return { at, message: first?.message ?? String(issue) }
+const firstProblemAt = (issue: SchemaIssue.Issue): { readonly at: string; readonly message: string } => {
+  const first = firstProblem(issue)
+  return { at: jsonPath(first.path), message: first.message }
 }
 
 /** Parses a managed Claude Edit / Write / MultiEdit tool event (hook or tool_use JSON). */
@@ -295,7 +289,7 @@ export const parseClaudeToolEvent = (text: string, mapPath: PathMapper): ParsedE
   const inputKey = (o["tool_input"] === undefined || o["tool_input"] === null) && o["input"] !== undefined ? "input" : "tool_input"
   const decode = <A>(result: Result.Result<A, Schema.SchemaError>): A | string => {
     if (Result.isSuccess(result)) return result.success
-    const problem = firstProblem(result.failure.issue)
+    const problem = firstProblemAt(result.failure.issue)
     return `the ${tool} event is not valid at $.${inputKey}${problem.at}: ${problem.message}`
   }
   const raw = o[inputKey]

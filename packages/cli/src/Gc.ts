@@ -1,11 +1,14 @@
 /**
  * `forkjoin gc`: removes the artifact folders of finished runs (`.forkjoin/runs/<run-id>/`)
  * older than `--older-than D` (default 7d) and says what it removed, the bytes freed and
- * what it kept and why. The flags are in `GcCommand.ts`; which folders may go is decided in
- * `@forkjoin/orchestrator/Gc`, never here.
+ * what it kept and why; with `--prune-snapshots-older-than D` (off by default) it also drops
+ * the content of snapshots only records older than D use (records and hashes stay). The flags
+ * are in `GcCommand.ts`; what may go is decided in `@forkjoin/orchestrator/Gc` and the history
+ * store, never here.
  *
  * @since 0.1.0
  */
+import * as Age from "@forkjoin/autonomy/Age"
 import * as OrchestratorGc from "@forkjoin/orchestrator/Gc"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -22,8 +25,6 @@ import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
  */
 export const DEFAULT_OLDER_THAN = "7d"
 
-const UNIT_MILLIS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
-
 /**
  * Parses an age like `30m`, `24h` or `7d`: a whole number then `s`, `m`, `h` or `d`; anything
  * else is the reason it is refused.
@@ -31,13 +32,11 @@ const UNIT_MILLIS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000,
  * @category constructors
  * @since 0.1.0
  */
-export const parseOlderThan = (text: string): Result.Result<Duration.Duration, string> => {
-  const m = /^(\d{1,15})([smhd])$/.exec(text)
-  const millis = m === null ? Number.NaN : Number(m[1]) * UNIT_MILLIS[m[2]!]!
-  return Number.isSafeInteger(millis)
-    ? Result.succeed(Duration.millis(millis))
-    : Result.fail(`--older-than: '${text}' is not an age like 30m, 24h or 7d (a whole number followed by s, m, h or d).`)
-}
+export const parseOlderThan = (text: string): Result.Result<Duration.Duration, string> => parseAge("--older-than", text)
+
+/** `parseOlderThan` for any flag: the refusal names `flag`. */
+const parseAge = (flag: string, text: string): Result.Result<Duration.Duration, string> =>
+  Result.mapError(Age.parse(text), (reason) => `${flag}: ${reason}.`)
 
 /**
  * One `gc` invocation, after flag parsing.
@@ -49,16 +48,18 @@ export interface GcRequest {
   readonly workspace: string
   readonly db?: string | undefined
   readonly olderThan?: string | undefined
+  readonly pruneSnapshotsOlderThan?: string | undefined
 }
 
 /**
- * What `gc` did, with the age it was given (for the human output).
+ * What `gc` did, with the ages it was given (for the human output).
  *
  * @category models
  * @since 0.1.0
  */
 export interface GcResult {
   readonly olderThan: string
+  readonly pruneSnapshotsOlderThan?: string | undefined
   readonly report: OrchestratorGc.GcReport
 }
 
@@ -72,21 +73,32 @@ export const gc = Effect.fn("Gc.gc")(function*(request: GcRequest) {
   const olderThan = request.olderThan ?? DEFAULT_OLDER_THAN
   const parsed = parseOlderThan(olderThan)
   if (Result.isFailure(parsed)) return yield* new UsageError({ message: parsed.failure })
+  const prune = request.pruneSnapshotsOlderThan === undefined
+    ? undefined
+    : parseAge("--prune-snapshots-older-than", request.pruneSnapshotsOlderThan)
+  if (prune !== undefined && Result.isFailure(prune)) return yield* new UsageError({ message: prune.failure })
   const root = yield* resolveWorkspace(request.workspace)
-  const report = yield* OrchestratorGc.gc({ olderThan: parsed.success }).pipe(
+  const report = yield* OrchestratorGc.gc({ olderThan: parsed.success, pruneSnapshotsOlderThan: prune?.success }).pipe(
     Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db)))
   )
-  return { olderThan, report } satisfies GcResult
+  return { olderThan, pruneSnapshotsOlderThan: request.pruneSnapshotsOlderThan, report } satisfies GcResult
 })
 
 /**
- * `{ "ok": true, "removed": [ { runId, bytes } ], "kept": [ { runId, reason } ] }`.
+ * `{ "ok": true, "removed": [ { runId, bytes } ], "kept": [ { runId, reason } ] }`, plus
+ * `"snapshots": { snapshotsPruned, chunksRemoved, bytesFreed, databaseBytesBefore,
+ * databaseBytesAfter }` when snapshot retention ran.
  *
  * @category combinators
  * @since 0.1.0
  */
 export const renderJson = (result: GcResult): string =>
-  JSON.stringify({ ok: true, removed: result.report.removed, kept: result.report.kept }) + "\n"
+  JSON.stringify({
+    ok: true,
+    removed: result.report.removed,
+    kept: result.report.kept,
+    ...(result.report.snapshots === undefined ? {} : { snapshots: result.report.snapshots })
+  }) + "\n"
 
 const whyKept = (kept: OrchestratorGc.KeptRun, olderThan: string): string => {
   switch (kept.reason) {
@@ -118,5 +130,15 @@ export const renderText = (result: GcResult): string => {
       ? `Nothing to remove: no finished run older than ${result.olderThan}.`
       : `freed ${freed} bytes from ${removed.length} run folder(s)`
   )
+  const s = result.report.snapshots
+  if (s !== undefined) {
+    lines.push(
+      s.snapshotsPruned === 0
+        ? `No snapshot to prune: none is used only by records older than ${result.pruneSnapshotsOlderThan}.`
+        : `pruned the content of ${s.snapshotsPruned} snapshot(s) used only by records older than ` +
+          `${result.pruneSnapshotsOlderThan} (${s.chunksRemoved} chunk(s), ${s.bytesFreed} bytes; history database ` +
+          `${s.databaseBytesBefore} -> ${s.databaseBytesAfter} bytes); records and hashes are kept`
+    )
+  }
   return lines.join("\n") + "\n"
 }

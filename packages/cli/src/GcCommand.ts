@@ -11,7 +11,7 @@ import { dbFlag, workspaceFlag } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
- * `forkjoin gc --workspace DIR [--older-than D] [--db FILE] [--json]`.
+ * `forkjoin gc --workspace DIR [--older-than D] [--prune-snapshots-older-than D] [--db FILE] [--json]`.
  *
  * @category constructors
  * @since 0.1.0
@@ -26,15 +26,32 @@ export const gc = Command.make(
       Flag.withDescription("Remove only runs finished at least this long ago: a whole number then s, m, h or d, e.g. 30m, 24h, 7d (default 7d)"),
       Flag.optional
     ),
+    pruneSnapshotsOlderThan: Flag.String("prune-snapshots-older-than").pipe(
+      Flag.withMetavar("D"),
+      Flag.withDescription(
+        "Also drop the stored content of file versions used only by records older than D (off unless given). " +
+          "Records, hashes and sizes stay; history views mark such versions pruned. Kept at any age: the latest " +
+          "content of every path, what open conflicts and unfinished joins may read"
+      ),
+      Flag.optional
+    ),
     json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"removed\":[{\"runId\",\"bytes\"}],\"kept\":[{\"runId\",\"reason\"}]}"),
+      Flag.withDescription(
+        "Print one JSON line: {\"ok\":true,\"removed\":[{\"runId\",\"bytes\"}],\"kept\":[{\"runId\",\"reason\"}]}, " +
+          "plus \"snapshots\":{\"snapshotsPruned\",\"chunksRemoved\",\"bytesFreed\",\"databaseBytesBefore\",\"databaseBytesAfter\"} with --prune-snapshots-older-than"
+      ),
       Flag.withDefault(false)
     )
   },
   Effect.fn("forkjoin.gc")(
     function*(input) {
       const Gc = yield* Effect.promise(() => import("./Gc.ts"))
-      const result = yield* Gc.gc({ workspace: input.workspace, db: Option.getOrUndefined(input.db), olderThan: Option.getOrUndefined(input.olderThan) })
+      const result = yield* Gc.gc({
+        workspace: input.workspace,
+        db: Option.getOrUndefined(input.db),
+        olderThan: Option.getOrUndefined(input.olderThan),
+        pruneSnapshotsOlderThan: Option.getOrUndefined(input.pruneSnapshotsOlderThan)
+      })
       yield* writeStdout(input.json ? Gc.renderJson(result) : Gc.renderText(result))
     },
     (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError"], reportFailure("gc", input.json))
@@ -45,8 +62,11 @@ export const gc = Command.make(
       "are over (applied, partial, failed, or export-only) and older than --older-than. Never removes what a join " +
       "still needs: an interrupted run ('forkjoin run --resume') or a run with open conflicts ('forkjoin resolve'). " +
       "Merge runs, conflicts and history stay in the database. Reasons a run is kept: running, blocked, " +
-      "open_conflicts, recent. Exit 0, 1 on a failure, 2 usage error.\n\n" +
-      "Example: forkjoin gc --workspace . --older-than 24h"
+      "open_conflicts, recent. With --prune-snapshots-older-than D (off by default) it also drops the content of " +
+      "file versions only records older than D use, keeping records and hashes, and shrinks the history database. " +
+      "Exit 0, 1 on a failure, 2 usage error.\n\n" +
+      "Example: forkjoin gc --workspace . --older-than 24h\n" +
+      "Example: forkjoin gc --workspace . --prune-snapshots-older-than 30d"
   ),
   Command.withShortDescription("Remove finished runs' artifact folders")
 )

@@ -4,13 +4,16 @@
  * conflict and an interrupted (`running`) run are kept at any age and their joins still finish
  * afterwards; an old export-only run is removed; human output, `--json`, and usage errors.
  * "Old" is made by dating the run back: its merge run's `updatedAt` in the history database
- * (what gc reads for a joined run), or its files' mtimes for an export-only run.
+ * (what gc reads for a joined run), or its files' mtimes for an export-only run. Snapshot
+ * retention (`--prune-snapshots-older-than`, issue 14): off by default; when given, old
+ * versions' content goes, the latest content, records and hashes stay, and `history diff`
+ * marks what went.
  */
 import Database from "better-sqlite3"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildCli, defaultDb, removeSandboxes, runCli } from "./helpers.ts"
+import { buildCli, defaultDb, patch, removeSandboxes, runCli } from "./helpers.ts"
 import { editTask, makeCase, planOf, recordsOf } from "./joinHelpers.ts"
 
 beforeAll(buildCli)
@@ -132,6 +135,10 @@ describe("forkjoin gc", () => {
     expect(r.status, r.stderr).toBe(0)
     expect(r.out).toEqual({ ok: true, removed: [], kept: [{ runId: blocked.runId, reason: "blocked" }] })
     expect(filesBelow(runFolder(c.ws, blocked.runId))).toEqual(before)
+    // Snapshot retention keeps what the open conflict and the blocked join read.
+    const pruned = json(["gc", "--workspace", c.ws, "--older-than", "0s", "--prune-snapshots-older-than", "0s"])
+    expect(pruned.status, pruned.stderr).toBe(0)
+    expect(pruned.out.snapshots).toMatchObject({ snapshotsPruned: 0 })
 
     const conflictId = `${blocked.runId}/second:m/f.txt`
     const resolved = json(["resolve", conflictId, "--apply", "--workspace", c.ws])
@@ -211,5 +218,47 @@ describe("forkjoin gc", () => {
     const missing = runCli(["gc", "--workspace", path.join(c.dir, "nope")])
     expect(missing.status).toBe(2)
     expect(missing.stderr).toContain("is not a usable directory")
+  })
+
+  it("--prune-snapshots-older-than drops what only old records use; history marks it; records, hashes and files stay", () => {
+    const c = makeCase({ "a.txt": lines("a", 400) }, disjoint)
+    const apply = (from: string, to: string) => {
+      const r = runCli(["apply", "--workspace", c.ws, "--json"], { stdin: patch("*** Update File: a.txt", "@@", `-${from}`, `+${to}`) })
+      expect(r.status, r.stderr).toBe(0)
+    }
+    apply("a1", "A1")
+    apply("a200", "A200")
+    apply("a400", "A400")
+    const file = fs.readFileSync(path.join(c.ws, "a.txt"), "utf8")
+    const before = recordsOf(c.ws)
+    expect(before).toHaveLength(3)
+
+    // Off by default: no snapshots key, nothing pruned.
+    const plain = json(["gc", "--workspace", c.ws])
+    expect(plain.out).toEqual({ ok: true, removed: [], kept: [] })
+
+    const r = json(["gc", "--workspace", c.ws, "--prune-snapshots-older-than", "0s"])
+    expect(r.status, r.stderr).toBe(0)
+    // The three older versions go (#1's before, and the afters of #1 and #2); #3's after is the live file.
+    expect(r.out.snapshots).toMatchObject({ snapshotsPruned: 3 })
+    expect(r.out.snapshots.chunksRemoved).toBeGreaterThanOrEqual(0)
+    expect(r.out.snapshots.databaseBytesAfter).toBeLessThanOrEqual(r.out.snapshots.databaseBytesBefore)
+    expect(recordsOf(c.ws)).toEqual(before)
+    expect(fs.readFileSync(path.join(c.ws, "a.txt"), "utf8")).toBe(file)
+
+    const diff1 = json(["history", "diff", "#1", "--workspace", c.ws])
+    expect(diff1.status, diff1.stderr).toBe(0)
+    expect(diff1.out.items[0]).toMatchObject({ source: "pruned", pruned: [before[0]!.changes[0]!.before!.hash, before[0]!.changes[0]!.after!.hash] })
+    const text = runCli(["history", "diff", "#3", "--workspace", c.ws])
+    expect(text.status, text.stderr).toBe(0)
+    expect(text.stdout).toContain("pruned by retention")
+
+    // Again: nothing left to prune; the text output says so.
+    const again = runCli(["gc", "--workspace", c.ws, "--prune-snapshots-older-than", "0s"])
+    expect(again.status, again.stderr).toBe(0)
+    expect(again.stdout).toContain("No snapshot to prune: none is used only by records older than 0s.")
+    const bad = runCli(["gc", "--workspace", c.ws, "--prune-snapshots-older-than", "soon", "--json"])
+    expect(bad.status).toBe(2)
+    expect(bad.stderr).toContain("--prune-snapshots-older-than: 'soon' is not an age like 30m, 24h or 7d")
   })
 })

@@ -27,6 +27,7 @@ import git from "isomorphic-git"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { StoreError } from "./HistoryStore.ts"
+import * as SnapshotStore from "./SnapshotStore.ts"
 import { Sqlite } from "./Sqlite.ts"
 
 /**
@@ -92,8 +93,7 @@ export const refOf = (threadId: string): string =>
 const SQL = {
   ordinalOf: "SELECT commit_ordinal FROM records WHERE environment_id = ? AND record_id = ?",
   records: "SELECT record_json FROM records WHERE environment_id = ? AND thread_id = ? AND outcome = 'applied' " +
-    "AND commit_ordinal > ? ORDER BY commit_ordinal",
-  blob: "SELECT bytes FROM blobs WHERE hash = ?"
+    "AND commit_ordinal > ? ORDER BY commit_ordinal"
 } as const
 
 const decodeRecord = Schema.decodeUnknownSync(Schema.fromJsonString(RecordSchema))
@@ -190,14 +190,16 @@ export const exportThread = (request: ExportRequest): Effect.Effect<ExportResult
       c.all<{ record_json: string }>(SQL.records, request.environmentId, request.threadId, after)
         .map((r) => decodeRecord(r.record_json)))
     const blobOids = new Map<string, string>()
+    // Consecutive versions share most chunks: each is decompressed once per export.
+    const cache = SnapshotStore.makeChunkCache(32 * 1024 * 1024)
     const blobOf = (s: Snapshot | undefined): Effect.Effect<string | undefined, GitExportError | StoreError> =>
       Effect.gen(function*() {
         if (s === undefined) return undefined
         const known = blobOids.get(s.hash)
         if (known !== undefined) return known
-        const row = yield* sql.run("GitExport.blob", (c) => c.get<{ bytes: Uint8Array }>(SQL.blob, s.hash))
-        if (row === undefined) return undefined
-        const oid = yield* call("GitExport.writeBlob", () => git.writeBlob({ fs, gitdir, blob: new Uint8Array(row.bytes) }))
+        const found = yield* sql.run("GitExport.blob", (c) => SnapshotStore.read(c, "GitExport.blob", s.hash, cache))
+        if (found._tag !== "Stored") return undefined
+        const oid = yield* call("GitExport.writeBlob", () => git.writeBlob({ fs, gitdir, blob: new Uint8Array(found.bytes) }))
         blobOids.set(s.hash, oid)
         return oid
       })

@@ -1,11 +1,12 @@
 /**
- * The durable patch history (SPEC §4.1–4.3, §4.5): content-addressed blobs, the journal of
- * intents, and PatchHistoryRecords with per-environment commit ordinals; also the database's
- * own identity (a history id, the resets that adopted it) and the acknowledgements of
- * `commit_state_uncertain` outcomes. This module owns the service contract; the SQLite
- * implementation lives in `HistoryStoreSqlite.ts`. It does not own filesystem writes (the
- * engine does), what a workspace remembers of its history (the engine's `identity.json`),
- * nor query views (`Views.ts`).
+ * The durable patch history (SPEC §4.1–4.3, §4.5): content-addressed blobs (snapshots), the
+ * journal of intents, and PatchHistoryRecords with per-environment commit ordinals; also the
+ * database's own identity (a history id, the resets that adopted it), the acknowledgements of
+ * `commit_state_uncertain` outcomes, and retention (dropping old snapshots' content while every
+ * record keeps its hashes). This module owns the service contract; the SQLite implementation
+ * lives in `HistoryStoreSqlite.ts`, the snapshot storage under it in `SnapshotStore.ts`. It does
+ * not own filesystem writes (the engine does), what a workspace remembers of its history (the
+ * engine's `identity.json`), nor query views (`Views.ts`).
  *
  * @since 0.1.0
  */
@@ -28,13 +29,14 @@ import {
 
 /**
  * A storage failure: the operation (`HistoryStore.commitIntent:insert`), a reason, the cause.
+ * `Pruned`: the snapshot's content was dropped by retention (`pruneSnapshots`).
  *
  * @category errors
  * @since 0.1.0
  */
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   operation: Schema.String,
-  reason: Schema.Literals(["Busy", "Constraint", "Corrupt", "NotFound", "Io", "Schema"]),
+  reason: Schema.Literals(["Busy", "Constraint", "Corrupt", "NotFound", "Io", "Schema", "Pruned"]),
   detail: Schema.optional(Schema.String),
   cause: Schema.optional(Schema.Defect())
 }) {
@@ -134,6 +136,41 @@ export const UncertainRecord = Schema.Struct({
 export type UncertainRecord = typeof UncertainRecord.Type
 
 /**
+ * A retention request: records committed before `committedBefore` (epoch milliseconds) no
+ * longer need their snapshots' content, except the snapshots in `keep` (for example the sides
+ * of open conflicts).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RetentionRequest {
+  readonly committedBefore: number
+  readonly keep?: ReadonlyArray<Sha256Hash> | undefined
+}
+
+/**
+ * What retention did: snapshots whose content was dropped, the chunks removed and the stored
+ * bytes they held, and the database file's size before and after (freed pages are returned to
+ * the filesystem).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const RetentionReport = Schema.Struct({
+  snapshotsPruned: Schema.Int,
+  chunksRemoved: Schema.Int,
+  bytesFreed: Schema.Int,
+  databaseBytesBefore: Schema.Int,
+  databaseBytesAfter: Schema.Int
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type RetentionReport = typeof RetentionReport.Type
+
+/**
  * The history store of one database.
  *
  * @category services
@@ -142,7 +179,10 @@ export type UncertainRecord = typeof UncertainRecord.Type
 export class HistoryStore extends Context.Service<HistoryStore, {
   /** Stores blobs once per sha256 (idempotent); returns their hashes in input order. */
   readonly putBlobs: (blobs: ReadonlyArray<Uint8Array>) => Effect.Effect<ReadonlyArray<Sha256Hash>, StoreError>
-  /** Reads one blob. */
+  /**
+   * Reads one blob, verified against its hash (`Corrupt` when the stored content does not
+   * rebuild it); `Pruned` when retention dropped it, none when it was never stored.
+   */
   readonly getBlob: (hash: Sha256Hash) => Effect.Effect<Option.Option<Uint8Array>, StoreError>
   /**
    * Durably writes an open intent and its blobs in ONE transaction (synchronous=FULL): after
@@ -237,4 +277,11 @@ export class HistoryStore extends Context.Service<HistoryStore, {
     atMillis: number,
     note: string
   ) => Effect.Effect<UncertainRecord, StoreError>
+  /**
+   * Retention: drops the content of snapshots only records committed before the limit use.
+   * Kept whatever their age: snapshots of newer records, the last recorded content of every
+   * path, open intents' pre and post contents, and `keep`. Records, hashes and sizes all stay;
+   * reading a dropped snapshot fails with `Pruned`, the views mark it.
+   */
+  readonly pruneSnapshots: (request: RetentionRequest) => Effect.Effect<RetentionReport, StoreError>
 }>()("forkjoin/history/HistoryStore") {}

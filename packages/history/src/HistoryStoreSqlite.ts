@@ -4,11 +4,12 @@
  * allocated as `MAX + 1` under `BEGIN IMMEDIATE`, so concurrent processes never collide or
  * leave gaps. Rows are encoded with the record schemas and validated again on read.
  *
- * It owns the table layout (migration 1) and the store's transactions. It does not own the
- * connection policy (`Sqlite`) nor the history views, which read the same tables later.
+ * It owns the table layout (migrations 1–4) and the store's transactions. It does not own the
+ * connection policy (`Sqlite`), how snapshot bytes are laid out (`SnapshotStore`), nor the
+ * history views, which read the same tables later.
  *
  * Layout (migration 1):
- * - `blobs(hash PK, size, bytes)`: content by `sha256:<hex>`, inserted with `INSERT OR IGNORE`;
+ * - `blobs(hash PK, size, bytes)`: content by `sha256:<hex>`, whole (emptied by migration 4);
  * - `intents(intent_id PK, environment_id, transaction_id, status, created_at, closed_at, note,
  *   intent_json)`, with a partial index over the open ones (startup repair);
  * - `records(record_id PK, intent_id → intents, environment_id, commit_ordinal,
@@ -28,6 +29,13 @@
  * reset_at, history_id, previous_history_id, previous_last_ordinal, reason)`: each deliberate
  * reset; `acknowledgements(record_id PK → records, acknowledged_at, note)`: which
  * `commit_state_uncertain` records someone checked, with a partial index over those records.
+ *
+ * Migration 4 (snapshot storage): the `snapshots` and `chunks` tables of
+ * `SnapshotStore` (content-defined chunks stored once, compressed or as deltas). The rows of
+ * `blobs` move there in place after the schema change, in steps of their own transactions,
+ * when a store opens the database (`make`): a process killed midway leaves whole steps done,
+ * reads find a row on either side meanwhile, and the next open continues. A committed intent's
+ * JSON is emptied (its record holds the draft; only open intents are ever read back).
  *
  * @since 0.1.0
  */
@@ -57,6 +65,8 @@ import {
   type HistoryIdentity,
   type HistoryResetReason,
   HistoryStore,
+  type RetentionReport,
+  type RetentionRequest,
   StoreError,
   type UncertainRecord,
   type Usage
@@ -69,9 +79,9 @@ import {
   prepareRecord,
   prepareRecordSync,
   type RecordRow,
-  recordOf,
-  SQL as RECORD_SQL
+  recordOf
 } from "./internal/records.ts"
+import * as SnapshotStore from "./SnapshotStore.ts"
 import { type Connection, type Migration, Sqlite, type SqliteOptions } from "./Sqlite.ts"
 
 // -------------------------------------------------------------------------------------
@@ -189,6 +199,15 @@ const migrations: ReadonlyArray<Migration> = [
         CREATE INDEX records_uncertain ON records (environment_id, commit_ordinal)
           WHERE outcome = 'commit_state_uncertain';
       `)
+  },
+  {
+    version: 4,
+    name: "snapshot store: shared chunks, compressed or as deltas; committed intents keep no JSON copy",
+    up: (c) => {
+      SnapshotStore.createTables(c)
+      // The record holds the draft; only open intents are read back (startup repair, gaps).
+      c.exec("UPDATE intents SET intent_json = '' WHERE status = 'committed' AND intent_id IN (SELECT intent_id FROM records)")
+    }
   }
 ]
 
@@ -197,12 +216,13 @@ const migrations: ReadonlyArray<Migration> = [
 // -------------------------------------------------------------------------------------
 
 const SQL = {
-  hasBlob: "SELECT 1 AS present FROM blobs WHERE hash = ?",
-  getBlob: "SELECT size, bytes FROM blobs WHERE hash = ?",
   insertIntent: "INSERT INTO intents (intent_id, environment_id, transaction_id, status, created_at, intent_json) " +
     "VALUES (?, ?, ?, 'open', ?, ?)",
   intentState: "SELECT environment_id, transaction_id, status FROM intents WHERE intent_id = ?",
   closeIntent: "UPDATE intents SET status = ?, closed_at = ?, note = ? WHERE intent_id = ? AND status = 'open'",
+  // Closing with a record: the record holds the draft, so the journal copy goes (see migration 4).
+  closeIntentWithRecord: "UPDATE intents SET status = ?, closed_at = ?, note = ?, intent_json = '' " +
+    "WHERE intent_id = ? AND status = 'open'",
   openIntents: "SELECT intent_json FROM intents WHERE environment_id = ? AND status = 'open' ORDER BY created_at, rowid",
   recordsByTransaction: "SELECT record_id, commit_ordinal, record_json FROM records " +
     "WHERE environment_id = ? AND transaction_id = ? ORDER BY commit_ordinal",
@@ -229,6 +249,14 @@ const SQL = {
     "LEFT JOIN acknowledgements a ON a.record_id = r.record_id " +
     "WHERE r.environment_id = ? AND r.record_id = ? AND r.outcome = 'commit_state_uncertain'",
   insertAcknowledgement: "INSERT OR IGNORE INTO acknowledgements (record_id, acknowledged_at, note) VALUES (?, ?, ?)",
+  allRecords: "SELECT environment_id, record_id, commit_ordinal, record_json FROM records ORDER BY environment_id, commit_ordinal",
+  allOpenIntents: "SELECT intent_json FROM intents WHERE status = 'open'",
+  changePairs: "SELECT json_extract(c.value, '$.after.hash') AS after, " +
+    "COALESCE(json_extract(c.value, '$.before.hash'), json_extract(c.value, '$.overwritten.hash')) AS before " +
+    "FROM records r, json_each(r.record_json, '$.changes') c " +
+    "WHERE json_extract(c.value, '$.after.hash') IS NOT NULL " +
+    "AND COALESCE(json_extract(c.value, '$.before.hash'), json_extract(c.value, '$.overwritten.hash')) IS NOT NULL " +
+    "ORDER BY r.rowid",
   isAncestorOf: "WITH RECURSIVE up(t) AS (SELECT ? UNION SELECT parent_thread_id FROM threads JOIN up ON thread_id = up.t " +
     "WHERE parent_thread_id IS NOT NULL) SELECT 1 AS found FROM up WHERE t = ? LIMIT 1"
 } as const
@@ -322,6 +350,126 @@ const requireOpenIntent = (
   }
 }
 
+/**
+ * Stores blobs, each after the blob it was edited from when that is among them too, so the
+ * later version can be stored as an edit of the earlier one. Call inside a transaction.
+ */
+const storeWithBases = (
+  c: Connection,
+  blobs: ReadonlyArray<Uint8Array>,
+  hashes: ReadonlyArray<Sha256Hash>,
+  bases: ReadonlyMap<string, Sha256Hash>,
+  cache: SnapshotStore.ChunkCache
+): void => {
+  const index = new Map<string, number>()
+  hashes.forEach((h, i) => {
+    if (!index.has(h)) index.set(h, i)
+  })
+  const done = new Set<number>()
+  const store = (i: number): void => {
+    if (done.has(i)) return
+    // Marked first: two files swapping contents make a cycle of bases.
+    done.add(i)
+    const base = bases.get(hashes[i]!)
+    const at = base === undefined ? undefined : index.get(base)
+    if (at !== undefined) store(at)
+    SnapshotStore.put(c, blobs[i]!, hashes[i]!, base, cache)
+  }
+  for (let i = 0; i < blobs.length; i++) store(i)
+}
+
+/** The database's size: its pages (the WAL's committed pages included). */
+const databaseBytes = (c: Connection): number =>
+  c.get<{ readonly page_count: number }>("PRAGMA page_count")!.page_count * c.get<{ readonly page_size: number }>("PRAGMA page_size")!.page_size
+
+/**
+ * Which snapshots records use: `old`, used by a record committed before `committedBefore`;
+ * `needed`, whatever retention must keep: used by a newer record, the last recorded content of
+ * a path (per environment, moves followed), or a pre or post content of an open intent.
+ */
+const snapshotUse = (
+  c: Connection,
+  operation: string,
+  committedBefore: number
+): { readonly old: Set<Sha256Hash>; readonly needed: Set<Sha256Hash> } => {
+  const old = new Set<Sha256Hash>()
+  const needed = new Set<Sha256Hash>()
+  const latest = new Map<string, Sha256Hash | undefined>()
+  for (const row of c.all<RecordRow & { readonly environment_id: string }>(SQL.allRecords)) {
+    const record = decodeRecordRow(operation, row)
+    const into = Date.parse(record.committedAt) < committedBefore ? old : needed
+    for (const change of record.changes) {
+      for (const s of [change.before, change.after, change.overwritten]) if (s !== undefined) into.add(s.hash)
+      if (change.moveFrom !== undefined) latest.set(`${row.environment_id}\u0000${change.moveFrom}`, undefined)
+      latest.set(`${row.environment_id}\u0000${change.path}`, change.after?.hash)
+    }
+  }
+  for (const hash of latest.values()) if (hash !== undefined) needed.add(hash)
+  for (const row of c.all<{ readonly intent_json: string }>(SQL.allOpenIntents)) {
+    let intent: JournalIntent
+    try {
+      intent = decodeIntentJson(row.intent_json)
+    } catch (e) {
+      // An open intent that does not decode could need anything: prune nothing.
+      throw new StoreError({ operation, reason: "Corrupt", detail: `an open intent does not decode: ${messageOf(e)}`, cause: e })
+    }
+    for (const entry of intent.entries) for (const h of [entry.pre, entry.post]) if (h !== null) needed.add(h)
+  }
+  return { old, needed }
+}
+
+// Inflated chunks a store keeps in memory (see `SnapshotStore.makeChunkCache`).
+const CHUNK_CACHE_BYTES = 32 * 1024 * 1024
+
+// Legacy blobs move in steps of at most this many rows and about this many bytes: each step is
+// one transaction, short enough not to starve other writers, and a kill loses at most one.
+const MOVE_STEP = { rows: 256, bytes: 16 * 1024 * 1024 } as const
+
+/**
+ * For the move of legacy blobs: each snapshot a record changed into, mapped to the snapshot
+ * it changed from (the base its chunks and manifest are best stored against).
+ */
+const legacyBases = (c: Connection): Map<string, Sha256Hash> => {
+  const bases = new Map<string, Sha256Hash>()
+  for (const row of c.all<{ readonly after: Sha256Hash; readonly before: Sha256Hash }>(SQL.changePairs)) {
+    if (!bases.has(row.after) && row.after !== row.before) bases.set(row.after, row.before)
+  }
+  return bases
+}
+
+/**
+ * Finishes migration 4 in place: moves what is left of the first release's `blobs` into the
+ * snapshot store, one transaction per step (`SnapshotStore.moveLegacyBlobs`), then gives the
+ * freed pages back to the filesystem once the table is empty. Damaged rows stay (their reads
+ * keep failing as `Corrupt`). `make` runs it, so every store open finishes an interrupted move.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const moveLegacyBlobs = (
+  sql: typeof Sqlite.Service
+): Effect.Effect<{ readonly moved: number; readonly damaged: number }, StoreError> =>
+  Effect.gen(function*() {
+    const operation = "HistoryStore.moveLegacyBlobs"
+    if (!(yield* sql.run(operation, SnapshotStore.hasLegacyBlobs))) return { moved: 0, damaged: 0 }
+    const bases = yield* sql.run(operation, legacyBases)
+    let after = 0
+    let moved = 0
+    let damaged = 0
+    for (;;) {
+      const step = yield* sql.transaction(operation, (c) => SnapshotStore.moveLegacyBlobs(c, bases, after, MOVE_STEP))
+      moved += step.moved
+      damaged += step.damaged
+      if (step.last === undefined) break
+      after = step.last
+    }
+    if (moved > 0 && !(yield* sql.run(operation, SnapshotStore.hasLegacyBlobs))) {
+      // The moved rows left free pages as large as the old table: give them back once.
+      yield* sql.run(`${operation}:vacuum`, (c) => c.exec("VACUUM"))
+    }
+    return { moved, damaged }
+  })
+
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
@@ -333,8 +481,11 @@ const requireOpenIntent = (
  * @category constructors
  * @since 0.1.0
  */
-export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = Effect.gen(function*() {
+export const make: Effect.Effect<typeof HistoryStore.Service, StoreError, Sqlite> = Effect.gen(function*() {
   const sql = yield* Sqlite
+  yield* moveLegacyBlobs(sql)
+  // Versions of a file share most chunks: reading one after another decompresses only what differs.
+  const cache = SnapshotStore.makeChunkCache(CHUNK_CACHE_BYTES)
   // Methods are `fnUntraced`: a traced `Effect.fn` span costs ~10 us per call, ~15% of a store
   // call's CPU on the engine's hot path (two calls per durable apply). Failures still name
   // their step in `StoreError.operation`, and the engine's own spans cover these calls.
@@ -343,28 +494,28 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     const hashes = blobs.map((bytes) => sha256(bytes))
     if (blobs.length === 0) return hashes
     yield* sql.transaction("HistoryStore.putBlobs", (c) => {
-      blobs.forEach((bytes, i) => c.run(RECORD_SQL.insertBlob, hashes[i]!, bytes.byteLength, bytes))
+      blobs.forEach((bytes, i) => SnapshotStore.put(c, bytes, hashes[i]!, undefined, cache))
     })
     return hashes
   })
 
   const getBlob = Effect.fnUntraced(function*(hash: Sha256Hash) {
-    const row = yield* sql.run(
-      "HistoryStore.getBlob",
-      (c) => c.get<{ readonly size: number; readonly bytes: Uint8Array }>(SQL.getBlob, hash)
-    )
-    if (row === undefined) return Option.none<Uint8Array>()
-    const bytes = new Uint8Array(row.bytes.buffer, row.bytes.byteOffset, row.bytes.byteLength)
-    // Repair and rollback restore files from these bytes: never hand out content that is not
-    // what its address says.
-    if (bytes.byteLength !== row.size || sha256(bytes) !== hash) {
-      return yield* new StoreError({
-        operation: "HistoryStore.getBlob",
-        reason: "Corrupt",
-        detail: `blob ${hash} does not match its hash or size`
-      })
+    const operation = "HistoryStore.getBlob"
+    // Repair and rollback restore files from these bytes: `read` never hands out content that
+    // is not what its address says.
+    const found = yield* sql.run(operation, (c) => SnapshotStore.read(c, operation, hash, cache))
+    switch (found._tag) {
+      case "Stored":
+        return Option.some(found.bytes)
+      case "Missing":
+        return Option.none<Uint8Array>()
+      case "Pruned":
+        return yield* new StoreError({
+          operation,
+          reason: "Pruned",
+          detail: `the content of ${hash} was dropped by retention at ${found.prunedAt} (forkjoin gc --prune-snapshots-older-than)`
+        })
     }
-    return Option.some(bytes)
   })
 
   const openIntent = Effect.fnUntraced(function*(
@@ -402,17 +553,20 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     // costs ~5 ms per large apply.
     const hashes = knownHashes !== undefined && knownHashes.length === blobs.length ? knownHashes : blobs.map((bytes) => sha256(bytes))
     const given = new Set<string>(hashes)
+    // A path's post content is stored as an edit of its pre content (shared chunks, chunk
+    // deltas, a manifest delta): the previous version is the one most like it.
+    const bases = new Map<string, Sha256Hash>()
+    for (const entry of intent.entries) {
+      if (entry.pre !== null && entry.post !== null && entry.pre !== entry.post) bases.set(entry.post, entry.pre)
+    }
     yield* sql.transaction(operation, (c) => {
-      // Skip blobs already stored: INSERT OR IGNORE would still copy the bytes into SQLite.
-      blobs.forEach((bytes, i) => {
-        if (c.get(SQL.hasBlob, hashes[i]!) === undefined) c.run(RECORD_SQL.insertBlob, hashes[i]!, bytes.byteLength, bytes)
-      })
+      storeWithBases(c, blobs, hashes, bases, cache)
       // "After this returns, a crash can always be repaired": that needs every pre and post
       // content of the intent in the store, given now or stored earlier.
       for (const entry of intent.entries) {
         for (const hash of [entry.pre, entry.post]) {
           if (hash === null || given.has(hash)) continue
-          if (c.get(SQL.hasBlob, hash) === undefined) {
+          if (SnapshotStore.stateOf(c, hash) !== "stored") {
             throw new StoreError({
               operation,
               reason: "NotFound",
@@ -440,7 +594,7 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     const ordinal = yield* sql.transaction(operation, (c) => {
       requireOpenIntent(c, operation, intentId, draft)
       const next = insertRecord(c, prepared, intentId)
-      c.run(SQL.closeIntent, close?.status ?? "committed", prepared.committedAt, close?.note ?? null, intentId)
+      c.run(SQL.closeIntentWithRecord, close?.status ?? "committed", prepared.committedAt, close?.note ?? null, intentId)
       return next
     }, { durable: false })
     return recordOf(draft, ordinal, prepared.committedAt)
@@ -618,7 +772,28 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
     })
   })
 
+  const pruneSnapshots = Effect.fnUntraced(function*(request: RetentionRequest) {
+    const operation = "HistoryStore.pruneSnapshots"
+    const at = utcTimestampFromMillis(yield* Clock.currentTimeMillis)
+    const databaseBytesBefore = yield* sql.run(operation, databaseBytes)
+    const counts = yield* sql.transaction(operation, (c) => {
+      const use = snapshotUse(c, operation, request.committedBefore)
+      for (const hash of request.keep ?? []) use.needed.add(hash)
+      return SnapshotStore.prune(c, operation, [...use.old].filter((h) => !use.needed.has(h)), at)
+    })
+    // Deleted chunks leave free pages: give them back to the filesystem.
+    if (counts.chunks > 0) yield* sql.run(`${operation}:vacuum`, (c) => c.exec("VACUUM"))
+    return {
+      snapshotsPruned: counts.snapshots,
+      chunksRemoved: counts.chunks,
+      bytesFreed: counts.bytes,
+      databaseBytesBefore,
+      databaseBytesAfter: yield* sql.run(operation, databaseBytes)
+    } satisfies RetentionReport
+  })
+
   return HistoryStore.of({
+    pruneSnapshots,
     putBlobs,
     getBlob,
     openIntent,
@@ -645,12 +820,13 @@ export const make: Effect.Effect<typeof HistoryStore.Service, never, Sqlite> = E
 // -------------------------------------------------------------------------------------
 
 /**
- * The store over an already provided `Sqlite` opened with `sqliteOptions()`.
+ * The store over an already provided `Sqlite` opened with `sqliteOptions()`; building it
+ * finishes moving a first-release database's blobs into the snapshot store.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layerNoDeps: Layer.Layer<HistoryStore, never, Sqlite> = Layer.effect(HistoryStore, make)
+export const layerNoDeps: Layer.Layer<HistoryStore, StoreError, Sqlite> = Layer.effect(HistoryStore, make)
 
 /**
  * The `Sqlite` options this store needs (its migrations), merged over `options`.

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 export * from "./HistoryStore.ts"
-export { layerMemory, layerNoDeps, layerSqlite, sqliteOptions } from "./HistoryStoreSqlite.ts"
+export { layerMemory, layerNoDeps, layerSqlite, moveLegacyBlobs, sqliteOptions } from "./HistoryStoreSqlite.ts"
 export { type Connection, type Migration, Sqlite, type SqliteOptions, type SqlValue } from "./Sqlite.ts"
 export * as Views from "./Views.ts"
 export * as Gaps from "./Gaps.ts"
@@ -15,3 +15,4 @@ export * as ProviderAggregates from "./ProviderAggregates.ts"
 export * as GitExport from "./GitExport.ts"
 export * from "./MergeStore.ts"
 export * as MergeStoreSqlite from "./MergeStoreSqlite.ts"
+export * as SnapshotStore from "./SnapshotStore.ts"

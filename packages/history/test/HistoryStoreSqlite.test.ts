@@ -85,7 +85,8 @@ describe("HistoryStoreSqlite", () => {
           yield* store.openIntent(p.intent, p.blobs)
         })
       )
-      assert.deepStrictEqual(raw(file, (db) => db.prepare("SELECT COUNT(*) AS n FROM blobs").get()), { n: 2 })
+      assert.deepStrictEqual(raw(file, (db) => db.prepare("SELECT COUNT(*) AS n FROM snapshots").get()), { n: 2 })
+      assert.deepStrictEqual(raw(file, (db) => db.prepare("SELECT COUNT(*) AS n FROM blobs").get()), { n: 0 })
     }))
 
   it.effect("reopening a file keeps blobs, intents and records; migrations are idempotent", () =>
@@ -121,7 +122,7 @@ describe("HistoryStoreSqlite", () => {
         Effect.flatMap(HistoryStore, (store) => store.commitIntent(open.intent.intentId, open.draft, MILLIS))
       )
       assert.strictEqual(second.commitOrdinal, 2)
-      assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 3)
+      assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 4)
     }))
 
   it.effect("migration 2 backfills threads-era columns and the per-path change index from version-1 rows", () =>
@@ -158,7 +159,7 @@ describe("HistoryStoreSqlite", () => {
       const error = yield* Effect.flip(withStore(file, Effect.void))
       assert.strictEqual(error.reason, "Schema")
       assert.include(error.message, "schema version 7")
-      assert.include(error.message, "newer than this forkjoin supports (3)")
+      assert.include(error.message, "newer than this forkjoin supports (4)")
       // Refusing must not touch the database.
       assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 7)
     }))
@@ -186,11 +187,13 @@ describe("HistoryStoreSqlite", () => {
       raw(file, (db) => db.prepare("UPDATE records SET record_json = ?").run(moved))
       assert.strictEqual((yield* Effect.flip(read)).reason, "Corrupt")
 
-      raw(file, (db) => db.prepare("UPDATE blobs SET bytes = ?").run(Buffer.from("tampered")))
+      // A chunk whose bytes changed: reported as Corrupt, naming the snapshot, never handed out.
+      raw(file, (db) => db.prepare("UPDATE chunks SET codec = 0, data = ?").run(Buffer.from("tampered")))
       const blob = yield* Effect.flip(
         withStore(file, Effect.flatMap(HistoryStore, (store) => store.getBlob(sha256(bytes("new\n")))))
       )
       assert.strictEqual(blob.reason, "Corrupt")
+      assert.include(blob.message, sha256(bytes("new\n")))
     }))
 
   it.effect("a write lock held past busy_timeout fails with Busy, and the intent stays usable", () =>

@@ -69,7 +69,7 @@ const rowCounts = () =>
     sql.run("test", (c) => ({
       records: c.get<{ n: number }>("SELECT count(*) AS n FROM records")!.n,
       events: c.get<{ n: number }>("SELECT count(*) AS n FROM provider_events")!.n,
-      blobs: c.get<{ n: number }>("SELECT count(*) AS n FROM blobs")!.n
+      snapshots: c.get<{ n: number }>("SELECT count(*) AS n FROM snapshots")!.n
     })))
 
 describe("ProviderAggregates", () => {

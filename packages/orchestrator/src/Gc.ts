@@ -6,14 +6,22 @@
  * children's changesets and blobs), a `blocked` run or any run with an open conflict
  * (resolving its last conflict applies the rest of the child from its folder).
  *
- * Owns deciding which run folders may go (`verdictOf`, pure) and removing them. Does not own
- * the records: merge runs, conflicts and history stay in the database (gc removes files
- * only), nor the blobs a child leaves when it exports nothing (`@forkjoin/runtime/Children`
- * drops those as the child ends).
+ * Optionally (off unless asked), snapshot retention: the history store drops the
+ * content of snapshots that only records older than a limit use (`HistoryStore.pruneSnapshots`),
+ * never what an unfinished join or an open conflict may read: the limit moves back to the start
+ * of the oldest `running` or `blocked` run (a child's preimage is then the content of a newer
+ * record, or the latest content, which are kept), and open conflicts' sides are kept.
+ *
+ * Owns deciding which run folders may go (`verdictOf`, pure) and removing them, and what
+ * retention must keep for the joins. Does not own the records: merge runs, conflicts and
+ * history records stay in the database, nor which snapshots records need (the history store),
+ * nor the blobs a child leaves when it exports nothing (`@forkjoin/runtime/Children` drops
+ * those as the child ends).
  *
  * @since 0.1.0
  */
 import { Engine } from "@forkjoin/engine/Engine"
+import { HistoryStore, RetentionReport } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { type MergeRun, MergeRunId } from "@forkjoin/schema"
@@ -76,12 +84,16 @@ export const KeptRun = Schema.Struct({ runId: Schema.String, reason: KeepReason 
 export type KeptRun = typeof KeptRun.Type
 
 /**
- * What one gc did, each list by run id.
+ * What one gc did, each list by run id, and what snapshot retention did when it was asked for.
  *
  * @category models
  * @since 0.1.0
  */
-export const GcReport = Schema.Struct({ removed: Schema.Array(RemovedRun), kept: Schema.Array(KeptRun) })
+export const GcReport = Schema.Struct({
+  removed: Schema.Array(RemovedRun),
+  kept: Schema.Array(KeptRun),
+  snapshots: Schema.optionalKey(RetentionReport)
+})
 
 /**
  * @category models
@@ -113,13 +125,15 @@ export type Verdict = { readonly _tag: "Remove" } | { readonly _tag: "Keep"; rea
 
 /**
  * Options of `gc`: the age below which a finished run is kept (a run's age is the time since
- * its merge run's `updatedAt`, or for a run without one since its folder was last written).
+ * its merge run's `updatedAt`, or for a run without one since its folder was last written),
+ * and, only when given, the age past which records no longer keep their snapshots' content.
  *
  * @category models
  * @since 0.1.0
  */
 export interface GcOptions {
   readonly olderThan: Duration.Duration
+  readonly pruneSnapshotsOlderThan?: Duration.Duration | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -238,7 +252,8 @@ const byRunId = (a: { readonly runId: string }, b: { readonly runId: string }) =
  * Removes the workspace's finished run folders at least `olderThan` old and reports what it
  * removed (with the bytes freed) and what it kept (with the reason). A folder whose merge run
  * is `running` or `blocked`, or that has an open conflict, is never removed. The merge runs
- * and conflicts stay in the history database.
+ * and conflicts stay in the history database. With `pruneSnapshotsOlderThan`, then prunes the
+ * snapshots only older records use (see the module comment) and reports it as `snapshots`.
  *
  * @category constructors
  * @since 0.1.0
@@ -288,5 +303,16 @@ export const gc = Effect.fn("Gc.gc")(function*(options: GcOptions) {
     else removed.push(yield* remove(runsDir, name, name))
   }
   for (const name of leftovers) removed.push(yield* remove(runsDir, name, runIdOfLeftover(name)))
-  return { removed: removed.sort(byRunId), kept: kept.sort(byRunId) } satisfies GcReport
+  const report = { removed: removed.sort(byRunId), kept: kept.sort(byRunId) } satisfies GcReport
+  if (options.pruneSnapshotsOlderThan === undefined) return report
+  const history = yield* HistoryStore
+  // An unfinished join may still read its children's preimages: the content at fork time,
+  // which is the latest content or the `before` of a record committed since the fork.
+  const unfinished = recorded.filter((r) => r.status === "running" || r.status === "blocked").map((r) => Date.parse(r.createdAt))
+  const committedBefore = Math.min(now - Duration.toMillis(options.pruneSnapshotsOlderThan), ...unfinished)
+  const keep = open.flatMap((c) => [c.base, c.ours, c.theirs].flatMap((s) => (s === undefined ? [] : [s.hash])))
+  const snapshots = yield* history.pruneSnapshots({ committedBefore, keep }).pipe(
+    Effect.mapError(storeFailure("Pruning old snapshots"))
+  )
+  return { ...report, snapshots } satisfies GcReport
 })

@@ -116,6 +116,7 @@ export type TimelinePage = typeof TimelinePage.Type
  * One path's net change across a turn: `kind` (`add`, `update`, `delete`, `move`), the path
  * at the end of the turn (`path`) and at its start (`moveFrom`, moves only), the snapshots at
  * both ends when known, the records that touched it, and the least certain `exactness`.
+ * `pruned` lists the snapshots whose content retention dropped (their hashes stay).
  *
  * @category models
  * @since 0.1.0
@@ -127,7 +128,8 @@ export const TurnPathChange = Schema.Struct({
   before: Schema.optionalKey(Snapshot),
   after: Schema.optionalKey(Snapshot),
   exactness: Exactness,
-  records: Schema.Array(RecordId)
+  records: Schema.Array(RecordId),
+  pruned: Schema.optionalKey(Schema.Array(Sha256Hash))
 })
 
 /**
@@ -153,8 +155,10 @@ export type TurnPage = typeof TurnPage.Type
 /**
  * One change of a record as a unified diff (`---`/`+++`/`@@` hunks, 3 lines of context), or
  * a one-line summary for binary content. `source` says where the text came from: both
- * blobs, the provider's own event (an aggregate whose content was not recorded), or nothing.
- * `overwritten` is the destination's previous content when an add or move replaced a file.
+ * blobs, the provider's own event (an aggregate whose content was not recorded), nothing, or
+ * `pruned`: retention dropped a side's content (the diff is then a one-line note; `pruned`
+ * lists those snapshots). `overwritten` is the destination's previous content when an add or
+ * move replaced a file.
  *
  * @category models
  * @since 0.1.0
@@ -167,7 +171,8 @@ export const RecordDiffFile = Schema.Struct({
   afterHash: Schema.optionalKey(Sha256Hash),
   overwritten: Schema.optionalKey(Snapshot),
   binary: Schema.Boolean,
-  source: Schema.Literals(["blobs", "provider_event", "unavailable"]),
+  source: Schema.Literals(["blobs", "provider_event", "unavailable", "pruned"]),
+  pruned: Schema.optionalKey(Schema.Array(Sha256Hash)),
   linesAdded: Count,
   linesRemoved: Count,
   diff: Schema.String,
@@ -196,7 +201,8 @@ export type DiffPage = typeof DiffPage.Type
 
 /**
  * One step of a file's history: the record's identity and labels plus the one change that
- * touched the file (under whichever name it had then).
+ * touched the file (under whichever name it had then). `pruned` lists the change's snapshots
+ * whose content retention dropped (their hashes stay).
  *
  * @category models
  * @since 0.1.0
@@ -212,7 +218,8 @@ export const FileHistoryItem = Schema.Struct({
   provenance: Provenance,
   exactness: Exactness,
   outcome: Outcome,
-  change: FileChange
+  change: FileChange,
+  pruned: Schema.optionalKey(Schema.Array(Sha256Hash))
 })
 
 /**

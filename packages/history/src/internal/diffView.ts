@@ -1,10 +1,12 @@
 /**
  * The `diff` view: the changes of one record — named by its id, by `#N` (its commit ordinal)
  * or by its transaction id (every record of the transaction, in commit order) — as bounded
- * unified diffs from the stored blobs, a one-line summary for binary content, or the
- * provider's own diff text for an aggregate whose contents were not recorded.
+ * unified diffs from the stored blobs (read and verified through `SnapshotStore`), a one-line
+ * summary for binary content or for content retention pruned, or the provider's own diff text
+ * for an aggregate whose contents were not recorded.
  */
-import type { DiffPage, FileChange, PatchHistoryRecord, RecordDiffFile, Snapshot } from "@forkjoin/schema"
+import type { DiffPage, FileChange, PatchHistoryRecord, RecordDiffFile, Sha256Hash, Snapshot } from "@forkjoin/schema"
+import * as SnapshotStore from "../SnapshotStore.ts"
 import type { Connection } from "../Sqlite.ts"
 import type { DiffRequest } from "../ViewRequests.ts"
 import { coverageOf } from "./coverage.ts"
@@ -24,11 +26,19 @@ import {
 } from "./viewContext.ts"
 import { SQL } from "./viewQueries.ts"
 
-const blobText = (c: Connection, snapshot: Snapshot | undefined): { bytes?: Uint8Array; text?: string } => {
+// The two sides of a change share most chunks: one page reads each chunk once.
+const CACHE_BYTES = 16 * 1024 * 1024
+
+const blobText = (
+  c: Connection,
+  cache: SnapshotStore.ChunkCache,
+  snapshot: Snapshot | undefined
+): { bytes?: Uint8Array; text?: string; pruned?: Sha256Hash } => {
   if (snapshot === undefined) return {}
-  const row = c.get<{ readonly bytes: Uint8Array }>(SQL.blob, snapshot.hash)
-  if (row === undefined) return {}
-  const bytes = new Uint8Array(row.bytes.buffer, row.bytes.byteOffset, row.bytes.byteLength)
+  const found = SnapshotStore.read(c, "HistoryViews.diff", snapshot.hash, cache)
+  if (found._tag === "Pruned") return { pruned: snapshot.hash }
+  if (found._tag === "Missing") return {}
+  const bytes = found.bytes
   if (snapshot.encoding === "binary") return { bytes }
   let text = Buffer.from(bytes).toString("utf8")
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
@@ -86,6 +96,7 @@ const recordsNamed = (
 /** The diff of one change, within the lines and bytes left. */
 const diffItem = (
   c: Connection,
+  cache: SnapshotStore.ChunkCache,
   ch: FileChange,
   event: { readonly format: string; readonly payload: string } | undefined,
   linesLeft: number,
@@ -103,8 +114,15 @@ const diffItem = (
     ...(ch.overwritten === undefined ? {} : { overwritten: ch.overwritten })
   }
   const binary = beforeSnap?.encoding === "binary" || ch.after?.encoding === "binary"
-  const before = blobText(c, beforeSnap)
-  const after = blobText(c, ch.after)
+  const before = blobText(c, cache, beforeSnap)
+  const after = blobText(c, cache, ch.after)
+  const pruned = [before.pruned, after.pruned].filter((h): h is Sha256Hash => h !== undefined)
+  if (pruned.length > 0) {
+    // Retention dropped the content; the record still names it by hash and size.
+    const line = `Content of ${from === undefined ? "/dev/null" : `a/${from}`} and ${to === undefined ? "/dev/null" : `b/${to}`} ` +
+      `was pruned by retention (forkjoin gc --prune-snapshots-older-than); hashes are kept\n`
+    return { ...base, binary, source: "pruned", pruned, linesAdded: 0, linesRemoved: 0, diff: line, truncated: false }
+  }
   const haveBefore = ch.kind === "add" && ch.overwritten === undefined ? true : before.bytes !== undefined
   const haveAfter = ch.kind === "delete" ? true : after.bytes !== undefined
   if (binary && haveBefore && haveAfter) {
@@ -185,6 +203,7 @@ export const diffView = (ctx: ViewContext) => (request: DiffRequest): ViewEffect
       return events.get(at)
     }
     const items: Array<RecordDiffFile> = []
+    const cache = SnapshotStore.makeChunkCache(CACHE_BYTES)
     let linesLeft = maxLines
     let bytesLeft = maxBytes
     let capApplied = false
@@ -199,7 +218,7 @@ export const diffView = (ctx: ViewContext) => (request: DiffRequest): ViewEffect
         capApplied = true
         break
       }
-      const item = diffItem(c, records[k]!.changes[i]!, eventOf(k), linesLeft, bytesLeft)
+      const item = diffItem(c, cache, records[k]!.changes[i]!, eventOf(k), linesLeft, bytesLeft)
       linesLeft -= item.diff.length === 0 ? 0 : item.diff.split("\n").length - 1
       bytesLeft -= Buffer.byteLength(item.diff)
       items.push(item)

@@ -2,6 +2,7 @@
  * The `file` view: one path's history across the caller's thread and its descendants, in
  * commit order, following moves both ways. Before the first page it asks gap detection
  * (`Gaps.ts`, which owns writing the gap record) to compare the file on disk with history.
+ * Items whose snapshots retention pruned say so (`pruned`); no content is read.
  */
 import type { FileHistoryItem, FilePage, PatchHistoryRecord, RelativePath } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
@@ -18,6 +19,7 @@ import {
   decodeRow,
   fail,
   isVerifiedIn,
+  prunedField,
   runView,
   scopeOf,
   type ViewContext,
@@ -135,7 +137,8 @@ export const fileView = (ctx: ViewContext, gapCheck: GapCheck) => (request: File
           provenance: record.provenance,
           exactness: record.exactness,
           outcome: record.outcome,
-          change
+          change,
+          ...prunedField(c, [change.before, change.after, change.overwritten])
         }
         const size = JSON.stringify(item).length + 1
         if (items.length > 0 && bytes + size > maxBytes) {

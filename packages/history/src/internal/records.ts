@@ -16,11 +16,11 @@ import {
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { StoreError } from "../HistoryStore.ts"
+import * as SnapshotStore from "../SnapshotStore.ts"
 import type { Connection } from "../Sqlite.ts"
 
 /** Statements shared by the store and the views. */
 export const SQL = {
-  insertBlob: "INSERT OR IGNORE INTO blobs (hash, size, bytes) VALUES (?, ?, ?)",
   nextOrdinal: "SELECT COALESCE(MAX(commit_ordinal), 0) + 1 AS next FROM records WHERE environment_id = ?",
   insertRecord: "INSERT INTO records (record_id, intent_id, environment_id, commit_ordinal, thread_id, turn_id, " +
     "transaction_id, committed_at, outcome, bytes_written, files_written, record_json, exactness, provenance, verifies) " +
@@ -138,10 +138,10 @@ export const insertRecord = (c: Connection, prepared: PreparedRecord, intentId: 
   return next
 }
 
-/** Inserts blobs (idempotent). Call inside a transaction. */
+/** Stores blobs in the snapshot store (idempotent). Call inside a transaction. */
 export const insertBlobs = (c: Connection, blobs: ReadonlyArray<Uint8Array>): ReadonlyArray<Sha256Hash> => {
   const hashes = blobs.map((bytes) => sha256(bytes))
-  blobs.forEach((bytes, i) => c.run(SQL.insertBlob, hashes[i]!, bytes.byteLength, bytes))
+  blobs.forEach((bytes, i) => SnapshotStore.put(c, bytes, hashes[i]!))
   return hashes
 }
 

@@ -1,7 +1,7 @@
 /**
  * The `turn` view: a turn's per-path net changes (the `netChanges` fold), sorted by path and
  * pinned to the commit ordinal of the first page, so records committed later do not shift
- * the pages.
+ * the pages. Items whose snapshots retention pruned say so (`pruned`).
  */
 import type { TurnPage } from "@forkjoin/schema"
 import type { TurnRequest } from "../ViewRequests.ts"
@@ -10,7 +10,16 @@ import { encodeCursor } from "./cursor.ts"
 import { netChanges } from "./netChanges.ts"
 import { capsOf, clampBytes, clampLimit, fingerprint, fitBytes, readCursor } from "./paging.ts"
 import type { RecordRow } from "./records.ts"
-import { checkCaller, decodeRow, isVerifiedIn, runView, scopeOf, type ViewContext, type ViewEffect } from "./viewContext.ts"
+import {
+  checkCaller,
+  decodeRow,
+  isVerifiedIn,
+  prunedField,
+  runView,
+  scopeOf,
+  type ViewContext,
+  type ViewEffect
+} from "./viewContext.ts"
 import { SQL } from "./viewQueries.ts"
 
 /** The turn view over `ctx`. */
@@ -31,7 +40,7 @@ export const turnView = (ctx: ViewContext) => (request: TurnRequest): ViewEffect
     const net = netChanges(records)
     const lastPath = typeof cursor?.p === "string" ? cursor.p : undefined
     const rest = lastPath === undefined ? net : net.filter((n) => n.path > lastPath)
-    const page = rest.slice(0, lim.limit)
+    const page = rest.slice(0, lim.limit).map((n) => ({ ...n, ...prunedField(c, [n.before, n.after]) }))
     const { capped, taken } = fitBytes(page, (n) => JSON.stringify(n).length + 1, maxBytes)
     const more = rest.length > taken.length
     const anchor = records[records.length - 1]

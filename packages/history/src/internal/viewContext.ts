@@ -4,9 +4,10 @@
  * store failure stays a `StoreError` and anything else stays a defect), the caller's scope,
  * and row decoding.
  */
-import type { EnvironmentId, PatchHistoryRecord } from "@forkjoin/schema"
+import type { EnvironmentId, PatchHistoryRecord, Sha256Hash, Snapshot } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import type { StoreError } from "../HistoryStore.ts"
+import * as SnapshotStore from "../SnapshotStore.ts"
 import type { Connection, Sqlite } from "../Sqlite.ts"
 import { ViewError } from "../ViewError.ts"
 import { decodeRecordJsonRow, type RecordRow } from "./records.ts"
@@ -47,6 +48,18 @@ export const decodeRow: (operation: string, row: RecordRow) => PatchHistoryRecor
 /** Whether a record has an exact verification record, on this connection. */
 export const isVerifiedIn = (c: Connection) => (r: PatchHistoryRecord): boolean =>
   c.get(SQL.verified, r.recordId) !== undefined
+
+/**
+ * The hashes among `snapshots` whose content retention pruned, as a view's optional `pruned`
+ * field: absent when none is (no content is read).
+ */
+export const prunedField = (
+  c: Connection,
+  snapshots: ReadonlyArray<Snapshot | undefined>
+): { readonly pruned?: ReadonlyArray<Sha256Hash> } => {
+  const pruned = snapshots.flatMap((s) => (s !== undefined && SnapshotStore.stateOf(c, s.hash) === "pruned" ? [s.hash] : []))
+  return pruned.length === 0 ? {} : { pruned }
+}
 
 /** Why the named caller is not a valid thread id, if it is not. */
 export const callerProblem = (operation: string, caller: unknown): ViewError | undefined =>

@@ -1,7 +1,8 @@
 /**
  * The SQL the history views read with (constant strings: each is prepared once per
  * connection). Writes, and the reads that decide them (gap detection), live with the code
- * that writes records (`records.ts`, `Gaps.ts`).
+ * that writes records (`records.ts`, `Gaps.ts`); snapshot contents are read through
+ * `SnapshotStore`, never by SQL here.
  */
 
 /** The views' statements. */
@@ -23,7 +24,6 @@ export const SQL = {
   maxOrdinal: "SELECT COALESCE(MAX(commit_ordinal), 0) AS o FROM records WHERE environment_id = ?",
   recordById: "SELECT record_id, commit_ordinal, record_json, environment_id, thread_id FROM records WHERE record_id = ?",
   verified: "SELECT 1 AS v FROM records WHERE verifies = ? AND exactness = 'exact' LIMIT 1",
-  blob: "SELECT bytes FROM blobs WHERE hash = ?",
   providerEvent: "SELECT format, payload FROM provider_events WHERE record_id = ?",
   // INDEXED BY: the planner otherwise walks every change of the path through the primary key
   // (50,000 rows for a hot file) to find its few moves.

@@ -1,0 +1,711 @@
+/**
+ * The snapshot store of a history database (SPEC §4.2–4.3): the bytes of every file
+ * version, addressed by `sha256:<hex>` of the whole, kept as content-defined chunks that
+ * versions share. A chunk is stored once: compressed, or as a small delta against the chunk it
+ * replaced; a snapshot is its list of chunk ids (a manifest), whole or as an edit of its base's
+ * manifest. Both delta chains are bounded. Reading reassembles the bytes and checks them
+ * against the snapshot's hash and size: a missing or damaged chunk is a `StoreError` naming the
+ * snapshot, never wrong bytes.
+ *
+ * It owns the `snapshots` and `chunks` tables (history migration 4), the move of the first
+ * release's `blobs` table into them, and the low level of retention (marking snapshots pruned,
+ * dropping the chunks nothing unpruned needs). It does not own which snapshots records still
+ * need (`HistoryStoreSqlite` decides that), nor transactions: every function runs on the
+ * caller's `Connection`, writes inside the caller's transaction.
+ *
+ * Layout:
+ * - `chunks(id PK, hash UNIQUE (32-byte sha256 of the chunk), size, codec, base, depth, data)`:
+ *   `codec` 0 raw, 1 deflate segment, 2 delta against chunk `base`; `depth` counts deltas
+ *   down to a whole chunk;
+ * - `snapshots(id PK, hash UNIQUE, size, base, depth, manifest, pruned_at)`: the manifest is
+ *   whole when `base` is null, else a splice of snapshot `base`'s manifest; `pruned_at` is set
+ *   when retention dropped the content (the row stays: its hash, size and manifest remain).
+ *
+ * @since 0.1.0
+ */
+import { sha256 } from "@forkjoin/patch/Bytes"
+import type { Sha256Hash } from "@forkjoin/schema"
+import * as Schema from "effect/Schema"
+import { StoreError } from "./HistoryStore.ts"
+import { cutPoints } from "./internal/chunking.ts"
+import {
+  applyDeltaPieces,
+  applyManifestDelta,
+  Codec,
+  CodecError,
+  compressChunk,
+  decodeManifest,
+  encodeManifest,
+  encodeManifestDelta,
+  inflateRun,
+  joinPieces,
+  makeDelta
+} from "./internal/snapshotCodec.ts"
+import type { Connection } from "./Sqlite.ts"
+
+// -------------------------------------------------------------------------------------
+// models
+// -------------------------------------------------------------------------------------
+
+/**
+ * What the store holds for a hash: the verified bytes, the fact that retention pruned them,
+ * or nothing.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Lookup =
+  | { readonly _tag: "Stored"; readonly bytes: Uint8Array }
+  | { readonly _tag: "Pruned"; readonly prunedAt: string }
+  | { readonly _tag: "Missing" }
+
+/**
+ * Whether the store can give a hash's bytes (`stored`), had them until retention dropped them
+ * (`pruned`), or never had them (`missing`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const SnapshotState = Schema.Literals(["stored", "pruned", "missing"])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type SnapshotState = typeof SnapshotState.Type
+
+/**
+ * What a retention pass did: snapshots marked pruned, chunks removed and the bytes they held.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const PruneCounts = Schema.Struct({
+  snapshots: Schema.Int,
+  chunks: Schema.Int,
+  bytes: Schema.Int
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type PruneCounts = typeof PruneCounts.Type
+
+/**
+ * How much of the first release's `blobs` table one step moved (`moved`), left in place
+ * because the bytes do not match their hash (`damaged`: reads keep reporting them corrupt), and
+ * the last rowid it looked at (undefined when nothing was left after `after`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface MoveStep {
+  readonly moved: number
+  readonly damaged: number
+  readonly last: number | undefined
+}
+
+/**
+ * Chunk bytes kept in memory by chunk hash, within a byte budget (least recently used go
+ * first). A chunk's hash names the same bytes in every database, so an entry never goes stale;
+ * only bytes a read verified enter it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ChunkCache {
+  readonly get: (key: string) => Uint8Array | undefined
+  readonly set: (key: string, bytes: Uint8Array) => void
+}
+
+/**
+ * An empty `ChunkCache` holding at most `budgetBytes` of chunk bytes.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const makeChunkCache = (budgetBytes: number): ChunkCache => {
+  const entries = new Map<string, Uint8Array>()
+  let held = 0
+  return {
+    get: (key) => {
+      const bytes = entries.get(key)
+      if (bytes !== undefined) {
+        // Map order is insertion order: re-inserting marks it most recently used.
+        entries.delete(key)
+        entries.set(key, bytes)
+      }
+      return bytes
+    },
+    set: (key, bytes) => {
+      if (bytes.byteLength > budgetBytes || entries.has(key)) return
+      // A copy: a view would keep its whole inflate buffer alive.
+      entries.set(key, bytes.slice())
+      held += bytes.byteLength
+      for (const [k, v] of entries) {
+        if (held <= budgetBytes) break
+        entries.delete(k)
+        held -= v.byteLength
+      }
+    }
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// schema
+// -------------------------------------------------------------------------------------
+
+/**
+ * The tables of the snapshot store (run once by history migration 4, inside its transaction).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const createTables = (c: Connection): void =>
+  c.exec(`
+    CREATE TABLE chunks (
+      id    INTEGER PRIMARY KEY,
+      hash  BLOB NOT NULL UNIQUE,
+      size  INTEGER NOT NULL CHECK (size >= 0),
+      codec INTEGER NOT NULL CHECK (codec IN (0, 1, 2)),
+      base  INTEGER,
+      depth INTEGER NOT NULL CHECK (depth >= 0),
+      data  BLOB NOT NULL
+    );
+    CREATE TABLE snapshots (
+      id        INTEGER PRIMARY KEY,
+      hash      TEXT NOT NULL UNIQUE,
+      size      INTEGER NOT NULL CHECK (size >= 0),
+      base      INTEGER,
+      depth     INTEGER NOT NULL CHECK (depth >= 0),
+      manifest  BLOB NOT NULL,
+      pruned_at TEXT
+    );
+  `)
+
+// Deltas of deltas, up to this many: reading a chunk or a manifest then costs at most this many
+// row reads and splices of a few tens of KB (git packs use 50); past it a version is stored
+// whole again, which a file edited at one spot pays once per this many edits.
+const MAX_CHUNK_DEPTH = 64
+const MAX_MANIFEST_DEPTH = 64
+// A chunk delta is kept when the bytes it carries are at most this share of the chunk.
+const DELTA_SHARE = 1 / 8
+const DELTA_FLOOR = 256
+
+const SQL = {
+  snapshot: "SELECT id, size, base, depth, manifest, pruned_at FROM snapshots WHERE hash = ?",
+  snapshotById: "SELECT id, size, base, depth, manifest, pruned_at FROM snapshots WHERE id = ?",
+  snapshotState: "SELECT id, pruned_at FROM snapshots WHERE hash = ?",
+  insertSnapshot: "INSERT INTO snapshots (hash, size, base, depth, manifest) VALUES (?, ?, ?, ?, ?)",
+  restoreSnapshot: "UPDATE snapshots SET size = ?, base = ?, depth = ?, manifest = ?, pruned_at = NULL WHERE id = ?",
+  chunkId: "SELECT id FROM chunks WHERE hash = ?",
+  chunkMeta: "SELECT id, hash, size, codec, base, depth FROM chunks WHERE id = ?",
+  chunkHead: "SELECT id, hash, size, codec, base, depth, CASE WHEN codec = 2 THEN data END AS delta FROM chunks WHERE id = ?",
+  chunkData: "SELECT data FROM chunks WHERE id = ?",
+  insertChunk: "INSERT INTO chunks (hash, size, codec, base, depth, data) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+  legacyBlob: "SELECT size, bytes FROM blobs WHERE hash = ?",
+  legacyAny: "SELECT 1 AS present FROM blobs LIMIT 1",
+  legacyAfter: "SELECT rowid AS row, hash, size FROM blobs WHERE rowid > ? ORDER BY rowid LIMIT ?",
+  legacyBytes: "SELECT bytes FROM blobs WHERE rowid = ?",
+  legacyDelete: "DELETE FROM blobs WHERE rowid = ?",
+  snapshotLinks: "SELECT id, hash, base, pruned_at FROM snapshots",
+  wholeManifest: "UPDATE snapshots SET base = NULL, depth = 0, manifest = ? WHERE id = ?",
+  prune: "UPDATE snapshots SET pruned_at = ?, base = NULL, depth = 0, manifest = ? WHERE id = ?",
+  chunkLinks: "SELECT id, base, length(data) AS bytes FROM chunks",
+  deleteChunk: "DELETE FROM chunks WHERE id = ?"
+} as const
+
+interface SnapshotRow {
+  readonly id: number
+  readonly size: number
+  readonly base: number | null
+  readonly depth: number
+  readonly manifest: Uint8Array
+  readonly pruned_at: string | null
+}
+
+interface ChunkMeta {
+  readonly id: number
+  readonly hash: Uint8Array
+  readonly size: number
+  readonly codec: number
+  readonly base: number | null
+  readonly depth: number
+}
+
+/** A chunk's row without a whole chunk's body (a delta's body is small and comes with it). */
+interface ChunkHead extends ChunkMeta {
+  readonly delta: Uint8Array | null
+}
+
+// -------------------------------------------------------------------------------------
+// internals
+// -------------------------------------------------------------------------------------
+
+/** A chunk's address: the 32 bytes of its sha256 (the shared `sha256`, hex decoded). */
+const chunkKey = (hash: Sha256Hash): Buffer => Buffer.from(hash.slice("sha256:".length), "hex")
+
+const EMPTY = new Uint8Array(0)
+
+const view = (b: Uint8Array): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
+
+const corrupt = (operation: string, hash: string, detail: string, cause?: unknown): StoreError =>
+  new StoreError({ operation, reason: "Corrupt", detail: `snapshot ${hash}: ${detail}`, cause })
+
+/**
+ * The chunk ids of a snapshot, following its manifest's base chain (down to a snapshot `memo`
+ * already holds, when given).
+ */
+const manifestOf = (c: Connection, row: SnapshotRow, memo?: ReadonlyMap<number, ReadonlyArray<number>>): Array<number> => {
+  const chain: Array<SnapshotRow> = [row]
+  let known = memo?.get(row.id)
+  let at = row
+  while (known === undefined && at.base !== null) {
+    if (chain.length > MAX_MANIFEST_DEPTH + 1) throw new CodecError({ detail: "a manifest's base chain is longer than allowed" })
+    known = memo?.get(at.base)
+    if (known !== undefined) break
+    const base = c.get<SnapshotRow>(SQL.snapshotById, at.base)
+    if (base === undefined) throw new CodecError({ detail: `the manifest's base snapshot #${at.base} is missing` })
+    chain.push(base)
+    at = base
+  }
+  if (known !== undefined && memo?.has(row.id) === true) return [...known]
+  let ids = known !== undefined ? [...known] : decodeManifest(view(chain.pop()!.manifest))
+  for (let i = chain.length - 1; i >= 0; i--) ids = applyManifestDelta(ids, view(chain[i]!.manifest))
+  return ids
+}
+
+/** The cache key of a chunk: its 32-byte hash in hex. */
+const cacheKey = (hash: Uint8Array): string => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex")
+
+/**
+ * The bytes of chunks by id: each row read once (a delta's body with it, a whole chunk's body
+ * only when the cache does not hold it), every whole compressed chunk needed (directly or at
+ * the root of a delta chain) inflated in one run, and each delta chain composed and joined once.
+ * Returns the bytes and the cache keys of what it built.
+ */
+const materialize = (
+  c: Connection,
+  ids: ReadonlyArray<number>,
+  cache: ChunkCache | undefined
+): { readonly bytes: Map<number, Uint8Array>; readonly built: Map<number, string> } => {
+  const heads = new Map<number, ChunkHead>()
+  const bytes = new Map<number, Uint8Array>()
+  const built = new Map<number, string>()
+  const roots: Array<{ readonly id: number; readonly size: number; readonly data: Uint8Array }> = []
+  const fetch = (id: number, depth: number): void => {
+    if (heads.has(id)) return
+    if (depth > MAX_CHUNK_DEPTH + 1) throw new CodecError({ detail: `chunk ${id}'s delta chain is longer than allowed` })
+    const head = c.get<ChunkHead>(SQL.chunkHead, id)
+    if (head === undefined) throw new CodecError({ detail: `chunk ${id} is missing` })
+    heads.set(id, head)
+    const key = cacheKey(head.hash)
+    const cached = cache?.get(key)
+    if (cached !== undefined) {
+      bytes.set(id, cached)
+      return
+    }
+    built.set(id, key)
+    if (head.codec === Codec.delta) {
+      if (head.base === null || head.delta === null) throw new CodecError({ detail: `chunk ${id} is a delta without a base` })
+      fetch(head.base, depth + 1)
+      return
+    }
+    const data = view(c.get<{ readonly data: Uint8Array }>(SQL.chunkData, id)!.data)
+    if (head.codec === Codec.raw) bytes.set(id, data)
+    else if (head.codec === Codec.deflate) roots.push({ id, size: head.size, data })
+    else throw new CodecError({ detail: `chunk ${id} has unknown codec ${head.codec}` })
+  }
+  for (const id of ids) fetch(id, 0)
+  if (roots.length > 0) {
+    const out = inflateRun(roots.map((r) => r.data), roots.reduce((n, r) => n + r.size, 0))
+    let at = 0
+    for (const r of roots) {
+      bytes.set(r.id, out.subarray(at, at + r.size))
+      at += r.size
+    }
+  }
+  for (const id of ids) {
+    if (bytes.has(id)) continue
+    // The chain down to bytes already known, then its deltas composed over them.
+    const chain: Array<ChunkHead> = []
+    let at = id
+    while (!bytes.has(at)) {
+      const head = heads.get(at)!
+      chain.push(head)
+      at = head.base!
+    }
+    let pieces = [bytes.get(at)!]
+    for (let i = chain.length - 1; i >= 0; i--) {
+      pieces = applyDeltaPieces(pieces, view(chain[i]!.delta!))
+      const length = pieces.reduce((n, p) => n + p.length, 0)
+      if (length !== chain[i]!.size) throw new CodecError({ detail: `chunk ${chain[i]!.id} rebuilds to ${length} bytes, not ${chain[i]!.size}` })
+    }
+    bytes.set(id, joinPieces(pieces))
+  }
+  return { bytes, built }
+}
+
+/** After a hash mismatch: the first chunk whose bytes do not match its own hash, if one is. */
+const damagedChunk = (c: Connection, ids: ReadonlyArray<number>, bytes: Map<number, Uint8Array>): number | undefined =>
+  ids.find((id) => {
+    const row = c.get<ChunkMeta>(SQL.chunkMeta, id)
+    const got = bytes.get(id)
+    return row === undefined || got === undefined || !chunkKey(sha256(got)).equals(view(row.hash))
+  })
+
+/** Reads, reassembles and verifies one stored (unpruned) snapshot; throws `StoreError` Corrupt. */
+const assemble = (
+  c: Connection,
+  operation: string,
+  hash: Sha256Hash,
+  row: SnapshotRow,
+  cache: ChunkCache | undefined
+): Uint8Array => {
+  let ids: Array<number>
+  let chunks: ReturnType<typeof materialize>
+  try {
+    ids = manifestOf(c, row)
+    chunks = materialize(c, ids, cache)
+  } catch (e) {
+    if (e instanceof CodecError) throw corrupt(operation, hash, e.detail, e)
+    throw e
+  }
+  const out = ids.length === 1 ? chunks.bytes.get(ids[0]!)! : Buffer.concat(ids.map((id) => chunks.bytes.get(id)!))
+  if (out.length !== row.size || sha256(out) !== hash) {
+    const bad = damagedChunk(c, ids, chunks.bytes)
+    throw corrupt(
+      operation,
+      hash,
+      bad === undefined
+        ? `its chunks reassemble to bytes that do not match its hash or size (${out.length} of ${row.size} bytes)`
+        : `chunk ${bad} does not match its hash`
+    )
+  }
+  // Verified as a whole, so each of its chunks holds the bytes its hash names (not so the bases
+  // of its deltas: a damaged base region a delta replaced would go unnoticed).
+  if (cache !== undefined) {
+    for (const id of new Set(ids)) {
+      const key = chunks.built.get(id)
+      if (key !== undefined) cache.set(key, chunks.bytes.get(id)!)
+    }
+  }
+  return view(out)
+}
+
+/**
+ * The whole bytes of one existing chunk, which a write wants as a delta base, checked against
+ * the chunk's hash: a new version must never be stored as an edit of damaged bytes. Undefined
+ * when they cannot be rebuilt or do not match (that only costs the delta; its reads report it).
+ */
+const chunkBytes = (c: Connection, head: ChunkMeta): Uint8Array | undefined => {
+  let bytes: Uint8Array | undefined
+  try {
+    bytes = materialize(c, [head.id], undefined).bytes.get(head.id)
+  } catch (e) {
+    if (e instanceof CodecError) return undefined
+    throw e
+  }
+  return bytes !== undefined && chunkKey(sha256(bytes)).equals(view(head.hash)) ? bytes : undefined
+}
+
+/**
+ * Whether new chunks of one snapshot are worth compressing: after two incompressible chunks in
+ * a row (random or already compressed content), only every 16th is tried, so a binary rewrite
+ * does not pay the compressor's full cost on every chunk.
+ */
+interface Compressibility {
+  misses: number
+}
+
+const shouldTry = (state: Compressibility): boolean => state.misses < 2 || state.misses % 16 === 0
+
+/**
+ * Inserts one new chunk: a delta against `candidate` when that is small, else compressed or raw.
+ * The new chunk's bytes enter the cache (its key is their hash): the next version of the file
+ * finds its delta base there instead of rebuilding it from the table.
+ */
+const insertChunk = (
+  c: Connection,
+  key: Buffer,
+  piece: Uint8Array,
+  candidate: number | undefined,
+  state: Compressibility,
+  cache: ChunkCache | undefined
+): number => {
+  const id = insertBody(c, key, piece, candidate, state, cache)
+  cache?.set(cacheKey(key), piece)
+  return id
+}
+
+const insertBody = (
+  c: Connection,
+  key: Buffer,
+  piece: Uint8Array,
+  candidate: number | undefined,
+  state: Compressibility,
+  cache: ChunkCache | undefined
+): number => {
+  if (candidate !== undefined) {
+    const base = c.get<ChunkMeta>(SQL.chunkMeta, candidate)
+    if (base !== undefined && base.depth < MAX_CHUNK_DEPTH) {
+      const baseBytes = cache?.get(cacheKey(base.hash)) ?? chunkBytes(c, base)
+      const delta = baseBytes === undefined
+        ? undefined
+        : makeDelta(baseBytes, piece, Math.max(DELTA_FLOOR, Math.floor(piece.length * DELTA_SHARE)))
+      if (delta !== undefined) {
+        return c.get<{ readonly id: number }>(SQL.insertChunk, key, piece.length, Codec.delta, base.id, base.depth + 1, delta)!.id
+      }
+    }
+  }
+  const body = shouldTry(state) ? compressChunk(piece) : { codec: Codec.raw, data: piece }
+  if (body.codec === Codec.raw) state.misses++
+  else state.misses = 0
+  return c.get<{ readonly id: number }>(SQL.insertChunk, key, piece.length, body.codec, null, 0, body.data)!.id
+}
+
+/**
+ * Stores the chunks of `bytes` and returns their ids in order. Chunks already stored (anywhere)
+ * are reused; a new one is paired with the chunk of `baseIds` at the same place (after the last
+ * chunk both share) as its delta candidate.
+ */
+const storeChunks = (
+  c: Connection,
+  bytes: Uint8Array,
+  hash: Sha256Hash,
+  baseIds: ReadonlyArray<number> | undefined,
+  cache: ChunkCache | undefined
+): Array<number> => {
+  const cuts = cutPoints(bytes)
+  const position = new Map<number, number>()
+  baseIds?.forEach((id, i) => {
+    if (!position.has(id)) position.set(id, i)
+  })
+  const ids: Array<number> = []
+  const state: Compressibility = { misses: 0 }
+  let anchor = -1
+  let gap = 0
+  let start = 0
+  for (const cut of cuts) {
+    const piece = bytes.subarray(start, cut)
+    start = cut
+    // A one-chunk snapshot's chunk hash is the snapshot's own.
+    const key = chunkKey(cuts.length === 1 ? hash : sha256(piece))
+    const found = c.get<{ readonly id: number }>(SQL.chunkId, key)
+    if (found !== undefined) {
+      ids.push(found.id)
+      const at = position.get(found.id)
+      if (at !== undefined) {
+        anchor = at
+        gap = 0
+      } else gap++
+      continue
+    }
+    ids.push(insertChunk(c, key, piece, baseIds?.[anchor + 1 + gap], state, cache))
+    gap++
+  }
+  return ids
+}
+
+// -------------------------------------------------------------------------------------
+// reads
+// -------------------------------------------------------------------------------------
+
+/**
+ * Whether a snapshot's bytes are here, pruned, or unknown (no content is read). A row of the
+ * first release's `blobs` table not moved yet counts as stored.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const stateOf = (c: Connection, hash: Sha256Hash): SnapshotState => {
+  const row = c.get<{ readonly pruned_at: string | null }>(SQL.snapshotState, hash)
+  if (row !== undefined) return row.pruned_at === null ? "stored" : "pruned"
+  return c.get(SQL.legacyBlob, hash) === undefined ? "missing" : "stored"
+}
+
+/**
+ * Reads one snapshot, verified: its bytes, `Pruned`, or `Missing`. Throws a `StoreError`
+ * (`Corrupt`, naming the snapshot and, when it can tell, the chunk) when the stored content
+ * does not rebuild the bytes its hash names. With a `cache`, chunks it holds are not read or
+ * inflated again, and the chunks of a verified read enter it.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const read = (c: Connection, operation: string, hash: Sha256Hash, cache?: ChunkCache): Lookup => {
+  const row = c.get<SnapshotRow>(SQL.snapshot, hash)
+  if (row !== undefined) {
+    return row.pruned_at === null
+      ? { _tag: "Stored", bytes: assemble(c, operation, hash, row, cache) }
+      : { _tag: "Pruned", prunedAt: row.pruned_at }
+  }
+  // Not moved yet (a database of the first release being migrated, or read by a process that
+  // does not migrate): the old row, checked the same way.
+  const legacy = c.get<{ readonly size: number; readonly bytes: Uint8Array }>(SQL.legacyBlob, hash)
+  if (legacy === undefined) return { _tag: "Missing" }
+  const bytes = view(legacy.bytes)
+  if (bytes.byteLength !== legacy.size || sha256(bytes) !== hash) {
+    throw corrupt(operation, hash, "its bytes do not match its hash or size")
+  }
+  return { _tag: "Stored", bytes }
+}
+
+// -------------------------------------------------------------------------------------
+// writes
+// -------------------------------------------------------------------------------------
+
+/**
+ * Stores `bytes` under `hash` (their sha256, computed by the caller) unless already stored; a
+ * pruned snapshot gets its content back. `base`, a stored snapshot the bytes were edited from
+ * (the previous version of the file), lets new chunks be deltas of its chunks and the manifest
+ * an edit of its manifest. A `cache` keeps the new chunks' bytes for the next version's deltas.
+ * Call inside a transaction.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const put = (c: Connection, bytes: Uint8Array, hash: Sha256Hash, base?: Sha256Hash, cache?: ChunkCache): void => {
+  const existing = c.get<{ readonly id: number; readonly pruned_at: string | null }>(SQL.snapshotState, hash)
+  if (existing !== undefined && existing.pruned_at === null) return
+  const baseRow = base === undefined || base === hash ? undefined : c.get<SnapshotRow>(SQL.snapshot, base)
+  let baseIds: Array<number> | undefined
+  if (baseRow !== undefined && baseRow.pruned_at === null) {
+    try {
+      baseIds = manifestOf(c, baseRow)
+    } catch (e) {
+      // A damaged base only costs the sharing; its own reads report it.
+      if (!(e instanceof CodecError)) throw e
+    }
+  }
+  const ids = storeChunks(c, bytes, hash, baseIds, cache)
+  const whole = encodeManifest(ids)
+  // An edit of the base's manifest only when it is smaller (never for a one-chunk file): the
+  // fewer manifest deltas, the shorter the chains reads follow.
+  const edit = baseIds !== undefined && baseRow!.depth < MAX_MANIFEST_DEPTH ? encodeManifestDelta(baseIds, ids) : undefined
+  const asDelta = edit !== undefined && edit.length < whole.length
+  const manifest = asDelta ? edit : whole
+  const baseId = asDelta ? baseRow!.id : null
+  const depth = asDelta ? baseRow!.depth + 1 : 0
+  if (existing === undefined) c.run(SQL.insertSnapshot, hash, bytes.byteLength, baseId, depth, manifest)
+  else c.run(SQL.restoreSnapshot, bytes.byteLength, baseId, depth, manifest, existing.id)
+}
+
+// -------------------------------------------------------------------------------------
+// migration of the first release's blobs
+// -------------------------------------------------------------------------------------
+
+/**
+ * Whether the first release's `blobs` table still holds rows (a read: cheap at every open).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const hasLegacyBlobs = (c: Connection): boolean => c.get(SQL.legacyAny) !== undefined
+
+/**
+ * One step of the in-place migration: moves the `blobs` rows after rowid `after` (up to
+ * `limits.rows` rows and about `limits.bytes` bytes) into the snapshot store and deletes them.
+ * `bases` maps a snapshot to the one it was edited from (from the records), used when that one
+ * has moved already. A row whose bytes do not match its hash stays where it is. Call inside a
+ * transaction: a step is all or nothing, so a killed process leaves whole steps done and the
+ * next open continues.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const moveLegacyBlobs = (
+  c: Connection,
+  bases: ReadonlyMap<string, Sha256Hash>,
+  after: number,
+  limits: { readonly rows: number; readonly bytes: number }
+): MoveStep => {
+  const rows = c.all<{ readonly row: number; readonly hash: Sha256Hash; readonly size: number }>(SQL.legacyAfter, after, limits.rows)
+  let moved = 0
+  let damaged = 0
+  let last: number | undefined
+  let taken = 0
+  for (const r of rows) {
+    if (last !== undefined && taken + r.size > limits.bytes) break
+    const blob = c.get<{ readonly bytes: Uint8Array }>(SQL.legacyBytes, r.row)
+    last = r.row
+    if (blob === undefined) continue
+    const bytes = view(blob.bytes)
+    taken += bytes.byteLength
+    if (bytes.byteLength !== r.size || sha256(bytes) !== r.hash) {
+      damaged++
+      continue
+    }
+    const base = bases.get(r.hash)
+    put(c, bytes, r.hash, base !== undefined && stateOf(c, base) === "stored" ? base : undefined)
+    c.run(SQL.legacyDelete, r.row)
+    moved++
+  }
+  return { moved, damaged, last }
+}
+
+// -------------------------------------------------------------------------------------
+// retention
+// -------------------------------------------------------------------------------------
+
+/**
+ * Marks the given stored snapshots pruned at `at` (their hash and size stay), then removes
+ * every chunk no unpruned snapshot needs, directly or as the base of a delta it needs. An
+ * unpruned snapshot whose manifest is an edit of a pruned one's gets a whole manifest first, so
+ * pruned manifests are needed by nothing and are emptied. Call inside a transaction.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const prune = (c: Connection, operation: string, hashes: Iterable<Sha256Hash>, at: string): PruneCounts => {
+  const rows = c.all<{ readonly id: number; readonly hash: string; readonly base: number | null; readonly pruned_at: string | null }>(
+    SQL.snapshotLinks
+  )
+  const byHash = new Map(rows.map((r) => [r.hash, r]))
+  const baseOf = new Map(rows.map((r) => [r.id, r.base]))
+  const going = new Set<number>()
+  for (const hash of hashes) {
+    const r = byHash.get(hash)
+    if (r !== undefined && r.pruned_at === null) going.add(r.id)
+  }
+  // Bases are mostly the snapshots just before: a few hundred recent manifests spare most chains.
+  const memo = new Map<number, ReadonlyArray<number>>()
+  const readManifest = (id: number): Array<number> => {
+    const row = c.get<SnapshotRow>(SQL.snapshotById, id)!
+    try {
+      const ids = manifestOf(c, row, memo)
+      memo.set(id, ids)
+      if (memo.size > 512) memo.delete(memo.keys().next().value!)
+      return ids
+    } catch (e) {
+      // Never delete what an unreadable manifest might need: stop and say which one.
+      if (e instanceof CodecError) throw new StoreError({ operation, reason: "Corrupt", detail: `snapshot #${id}: ${e.detail}`, cause: e })
+      throw e
+    }
+  }
+  const live = new Set<number>()
+  const links = new Map<number, { readonly base: number | null; readonly bytes: number }>()
+  for (const l of c.all<{ readonly id: number; readonly base: number | null; readonly bytes: number }>(SQL.chunkLinks)) {
+    links.set(l.id, { base: l.base, bytes: l.bytes })
+  }
+  for (const r of rows) {
+    if (r.pruned_at !== null || going.has(r.id)) continue
+    const ids = readManifest(r.id)
+    let chain = r.base
+    while (chain !== null && !going.has(chain)) chain = baseOf.get(chain) ?? null
+    if (chain !== null) c.run(SQL.wholeManifest, encodeManifest(ids), r.id)
+    for (const id of ids) {
+      for (let k: number | null = id; k !== null && !live.has(k); k = links.get(k)?.base ?? null) live.add(k)
+    }
+  }
+  for (const id of going) c.run(SQL.prune, at, EMPTY, id)
+  let chunks = 0
+  let bytes = 0
+  for (const [id, l] of links) {
+    if (live.has(id)) continue
+    chunks += c.run(SQL.deleteChunk, id)
+    bytes += l.bytes
+  }
+  return { snapshots: going.size, chunks, bytes }
+}

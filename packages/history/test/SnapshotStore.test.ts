@@ -1,0 +1,247 @@
+/**
+ * The snapshot store on its own tables: every version reads back byte-exact (sizes around the
+ * chunk bounds, random edit sequences), versions share chunks and store small deltas, delta
+ * chains stay bounded, a damaged or missing chunk is reported as `Corrupt` naming the snapshot
+ * (never wrong bytes, not even from the cache), and retention prunes exactly what it is given.
+ */
+import { sha256 } from "@forkjoin/patch/Bytes"
+import { sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
+import { cutPoints } from "../src/internal/chunking.ts"
+import * as SnapshotStore from "@forkjoin/history/SnapshotStore"
+import { Sqlite } from "@forkjoin/history/Sqlite"
+import type { StoreError } from "@forkjoin/history/HistoryStore"
+import type { Sha256Hash } from "@forkjoin/schema"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import fc from "fast-check"
+
+const layer = () => Sqlite.layerMemory(sqliteOptions())
+
+/** Seeded source-like text of `n` bytes. */
+const text = (seed: number, n: number): Uint8Array => {
+  let a = seed >>> 0
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return (t ^ (t >>> 14)) >>> 0
+  }
+  let s = ""
+  while (s.length < n) s += `  const item${next() % 5000} = compute(value${next() % 300}, ${next() % 100000})\n`
+  return new TextEncoder().encode(s.slice(0, n))
+}
+
+/** `bytes` with `inserted` replacing `removed` bytes at `at`. */
+const splice = (bytes: Uint8Array, at: number, removed: number, inserted: Uint8Array): Uint8Array =>
+  Buffer.concat([bytes.subarray(0, at), inserted, bytes.subarray(Math.min(bytes.length, at + removed))])
+
+const utf8 = (s: string) => new TextEncoder().encode(s)
+
+/** Stores `bytes` (as an edit of `base`) in one transaction; returns the hash. */
+const put = (bytes: Uint8Array, base?: Sha256Hash) =>
+  Effect.gen(function*() {
+    const sql = yield* Sqlite
+    const hash = sha256(bytes)
+    yield* sql.transaction("test", (c) => SnapshotStore.put(c, bytes, hash, base))
+    return hash
+  })
+
+const read = (hash: Sha256Hash, cache?: SnapshotStore.ChunkCache) =>
+  Effect.flatMap(Sqlite, (sql) => sql.run("test", (c) => SnapshotStore.read(c, "test", hash, cache)))
+
+const bytesOf = (hash: Sha256Hash, cache?: SnapshotStore.ChunkCache) =>
+  Effect.map(read(hash, cache), (found) => {
+    if (found._tag !== "Stored") throw new Error(`${hash} is ${found._tag}`)
+    return found.bytes
+  })
+
+const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b))
+
+const stats = Effect.flatMap(Sqlite, (sql) =>
+  sql.run("test", (c) => ({
+    chunks: c.all<{ codec: number; n: number; stored: number; depth: number }>(
+      "SELECT codec, COUNT(*) AS n, SUM(length(data)) AS stored, MAX(depth) AS depth FROM chunks GROUP BY codec ORDER BY codec"
+    ),
+    manifestDepth: c.get<{ d: number }>("SELECT MAX(depth) AS d FROM snapshots")!.d,
+    stored: c.get<{ b: number }>("SELECT COALESCE(SUM(length(data)), 0) AS b FROM chunks")!.b
+  })))
+
+const corruptError = <A>(effect: Effect.Effect<A, StoreError, Sqlite>) =>
+  Effect.map(Effect.flip(effect), (e) => ({ reason: e.reason, message: e.message }))
+
+describe("SnapshotStore", () => {
+  it.effect("round-trips sizes around the chunk bounds, text and binary, and stores each snapshot once", () =>
+    Effect.gen(function*() {
+      const sizes = [0, 1, 4095, 4096, 4097, 16_384, 65_536, 65_537, 300_000]
+      for (const n of sizes) {
+        for (const bytes of [text(n, n), new Uint8Array(n).map((_, i) => (i * 7919) % 251)]) {
+          const hash = yield* put(bytes)
+          yield* put(bytes)
+          assert.isTrue(same(yield* bytesOf(hash), bytes), `${n} bytes`)
+        }
+      }
+      const sql = yield* Sqlite
+      assert.strictEqual(yield* sql.run("t", (c) => c.get<{ n: number }>("SELECT COUNT(*) AS n FROM snapshots")!.n), sizes.length * 2 - 1)
+      assert.deepStrictEqual(yield* read(sha256(utf8("never stored"))), { _tag: "Missing" })
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("versions of a file share chunks: 60 one-line edits of 1 MB store a few bytes each", () =>
+    Effect.gen(function*() {
+      let current = text(1, 1_000_000)
+      let hash = yield* put(current)
+      const first = yield* stats
+      const versions: Array<[Sha256Hash, Uint8Array]> = [[hash, current]]
+      for (let k = 0; k < 60; k++) {
+        const at = current.indexOf(10, (k * 15_887) % current.length) + 1
+        current = splice(current, at, 0, utf8(`  // edit ${k}\n`))
+        hash = yield* put(current, hash)
+        versions.push([hash, current])
+      }
+      const after = yield* stats
+      // Each edit: one chunk delta of tens of bytes (two when it moved a boundary), no new whole chunk.
+      assert.isBelow(after.stored - first.stored, 60 * 200)
+      assert.deepStrictEqual(after.chunks.find((c) => c.codec === 1), first.chunks.find((c) => c.codec === 1))
+      assert.isAtLeast(after.chunks.find((c) => c.codec === 2)!.n, 60)
+      for (const [h, bytes] of versions) assert.isTrue(same(yield* bytesOf(h), bytes))
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("delta chains stay bounded: 150 edits of one line keep chunk and manifest depth at most 64", () =>
+    Effect.gen(function*() {
+      let current = text(2, 200_000)
+      let hash = yield* put(current)
+      const whole = (yield* stats).chunks.find((c) => c.codec === 1)!.n
+      const versions: Array<[Sha256Hash, Uint8Array]> = []
+      for (let k = 0; k < 150; k++) {
+        current = splice(current, 100_000, 3, utf8(String(k).padStart(3, "0")))
+        hash = yield* put(current, hash)
+        versions.push([hash, current])
+      }
+      const s = yield* stats
+      assert.strictEqual(Math.max(...s.chunks.map((c) => c.depth)), 64)
+      assert.strictEqual(s.manifestDepth, 64)
+      // Past the bound the edited chunk is stored whole again: 150 edits, chains of 64, 2 new whole copies.
+      assert.strictEqual(s.chunks.find((c) => c.codec === 1)!.n - whole, 2)
+      for (const [h, bytes] of versions) assert.isTrue(same(yield* bytesOf(h), bytes))
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("random edit sequences read back byte-exact at every version (property)", () =>
+    Effect.gen(function*() {
+      const edit = fc.record({
+        at: fc.double({ min: 0, max: 1, noNaN: true }),
+        removed: fc.integer({ min: 0, max: 40_000 }),
+        inserted: fc.oneof(fc.uint8Array({ maxLength: 300 }), fc.integer({ min: 0, max: 70_000 }).map((n) => text(n, n)))
+      })
+      const cases = fc.sample(fc.tuple(fc.integer({ min: 0, max: 250_000 }), fc.array(edit, { minLength: 1, maxLength: 12 })), {
+        numRuns: 12,
+        seed: 14
+      })
+      for (const [size, edits] of cases) {
+        let current = text(size, size)
+        let hash = yield* put(current)
+        const versions: Array<[Sha256Hash, Uint8Array]> = [[hash, current]]
+        for (const e of edits) {
+          current = splice(current, Math.floor(e.at * current.length), e.removed, e.inserted)
+          hash = yield* put(current, hash)
+          versions.push([hash, current])
+        }
+        for (const [h, bytes] of versions) assert.isTrue(same(yield* bytesOf(h), bytes))
+      }
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("a damaged chunk is Corrupt, naming the snapshot and the chunk; the cache never masks it", () =>
+    Effect.gen(function*() {
+      const sql = yield* Sqlite
+      const v1 = text(3, 200_000)
+      const v2 = splice(v1, 50_000, 10, utf8("an edited line\n"))
+      const h1 = yield* put(v1)
+      const h2 = yield* put(v2, h1)
+      // A whole compressed chunk of both versions: overwrite bytes inside its compressed data.
+      const victim = yield* sql.run("t", (c) => c.get<{ id: number }>("SELECT id FROM chunks WHERE codec = 1 ORDER BY id LIMIT 1 OFFSET 1")!.id)
+      yield* sql.run("t", (c) => c.run("UPDATE chunks SET data = substr(data, 1, 100) || randomblob(40) || substr(data, 141) WHERE id = ?", victim))
+      for (const h of [h1, h2]) {
+        const e = yield* corruptError(read(h))
+        assert.strictEqual(e.reason, "Corrupt")
+        assert.include(e.message, `snapshot ${h}`)
+      }
+      // A body that decodes to the right length but other bytes: the snapshot hash catches it.
+      yield* sql.run("t", (c) => c.run("UPDATE chunks SET codec = 0, data = zeroblob(size) WHERE id = ?", victim))
+      const e = yield* corruptError(read(h1))
+      assert.include(e.message, `snapshot ${h1}: chunk ${victim} does not match its hash`)
+      // A missing chunk.
+      yield* sql.run("t", (c) => c.run("DELETE FROM chunks WHERE id = ?", victim))
+      assert.include((yield* corruptError(read(h2))).message, `chunk ${victim} is missing`)
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("a new version is never stored as an edit of a damaged chunk (checked against its hash)", () =>
+    Effect.gen(function*() {
+      const sql = yield* Sqlite
+      const v1 = text(6, 200_000)
+      const h1 = yield* put(v1)
+      // The chunk the edit falls in (v1's chunks got ids 1..n in order) gets 8 wrong bytes just
+      // after the edit, stored raw: a delta against those bytes would be small and accepted.
+      const at = 100_000
+      const cuts = cutPoints(v1)
+      const k = cuts.findIndex((cut) => cut > at)
+      const start = k === 0 ? 0 : cuts[k - 1]!
+      const damaged = Buffer.from(v1.subarray(start, cuts[k]!))
+      damaged.fill(0x21, at - start + 20, at - start + 28)
+      yield* sql.run("t", (c) => c.run("UPDATE chunks SET codec = 0, data = ? WHERE id = ?", damaged, k + 1))
+      const v2 = splice(v1, at, 5, utf8("edited"))
+      const h2 = yield* put(v2, h1)
+      assert.isTrue(same(yield* bytesOf(h2), v2))
+      assert.deepStrictEqual(yield* sql.run("t", (c) => c.all("SELECT id FROM chunks WHERE base = ?", k + 1)), [])
+      assert.strictEqual((yield* corruptError(read(h1))).reason, "Corrupt")
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("a verified read fills the cache; a later read of another version decompresses only what differs", () =>
+    Effect.gen(function*() {
+      const sql = yield* Sqlite
+      const v1 = text(4, 400_000)
+      const v2 = splice(v1, 200_000, 0, utf8("inserted\n"))
+      const h1 = yield* put(v1)
+      const h2 = yield* put(v2, h1)
+      const cache = SnapshotStore.makeChunkCache(8 * 1024 * 1024)
+      assert.isTrue(same(yield* bytesOf(h1, cache), v1))
+      // With every shared chunk's body gone from the table, only the cache can supply them.
+      yield* sql.run("t", (c) => c.run("UPDATE chunks SET data = x'' WHERE codec = 1"))
+      assert.isTrue(same(yield* bytesOf(h2, cache), v2))
+      assert.strictEqual((yield* corruptError(read(h2))).reason, "Corrupt")
+      // A cache too small for any chunk holds nothing.
+      const tiny = SnapshotStore.makeChunkCache(10)
+      tiny.set("a", new Uint8Array(11))
+      assert.isUndefined(tiny.get("a"))
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("prune marks snapshots, drops the chunks only they need, and keeps every other version exact", () =>
+    Effect.gen(function*() {
+      const sql = yield* Sqlite
+      let current = text(5, 300_000)
+      let hash = yield* put(current)
+      const versions: Array<[Sha256Hash, Uint8Array]> = [[hash, current]]
+      for (let k = 0; k < 40; k++) {
+        // Rewrites of a region: new whole chunks as well as deltas.
+        current = k % 10 === 9 ? splice(current, 100_000, 30_000, text(100 + k, 30_000)) : splice(current, (k * 7_001) % 290_000, 1, utf8("#"))
+        hash = yield* put(current, hash)
+        versions.push([hash, current])
+      }
+      const going = versions.slice(0, 30).map(([h]) => h)
+      const before = yield* stats
+      const counts = yield* sql.transaction("t", (c) => SnapshotStore.prune(c, "test", going, "2026-12-01T00:00:00.000Z"))
+      assert.strictEqual(counts.snapshots, 30)
+      assert.isAbove(counts.chunks, 0)
+      assert.strictEqual(counts.bytes, before.stored - (yield* stats).stored)
+      for (const [h, bytes] of versions.slice(30)) assert.isTrue(same(yield* bytesOf(h), bytes))
+      for (const h of going) assert.deepStrictEqual(yield* read(h), { _tag: "Pruned", prunedAt: "2026-12-01T00:00:00.000Z" })
+      assert.strictEqual(yield* sql.run("t", (c) => SnapshotStore.stateOf(c, going[0]!)), "pruned")
+      // Pruning again changes nothing; storing a pruned version again brings it back.
+      assert.deepStrictEqual(yield* sql.transaction("t", (c) => SnapshotStore.prune(c, "test", going, "2026-12-02T00:00:00.000Z")), {
+        snapshots: 0,
+        chunks: 0,
+        bytes: 0
+      })
+      yield* put(versions[3]![1], versions[39]![0])
+      assert.isTrue(same(yield* bytesOf(versions[3]![0]), versions[3]![1]))
+      for (const [h, bytes] of versions.slice(30)) assert.isTrue(same(yield* bytesOf(h), bytes))
+    }).pipe(Effect.provide(layer())))
+})

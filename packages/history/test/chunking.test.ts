@@ -1,0 +1,195 @@
+/**
+ * Content-defined chunking and the snapshot store's encodings: cut points cover the input within
+ * the size bounds and resynchronise after a local edit; deltas, manifests and manifest deltas
+ * round-trip; compressed segments concatenate into one stream; damaged encodings are refused.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import fc from "fast-check"
+import { AVG_CHUNK, cutPoints, MAX_CHUNK, MIN_CHUNK } from "../src/internal/chunking.ts"
+import {
+  applyDelta,
+  applyDeltaPieces,
+  applyManifestDelta,
+  Codec,
+  CodecError,
+  compressChunk,
+  decodeManifest,
+  encodeManifest,
+  encodeManifestDelta,
+  inflateRun,
+  joinPieces,
+  makeDelta
+} from "../src/internal/snapshotCodec.ts"
+
+/** Seeded text of `n` bytes: lines of pseudo-random words, like source code. */
+const text = (seed: number, n: number): Uint8Array => {
+  let a = seed >>> 0
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return (t ^ (t >>> 14)) >>> 0
+  }
+  const words = ["const", "value", "return", "if", "index", "buffer", "=>", "(", ")", "{", "}", "await", "result"]
+  let s = ""
+  while (s.length < n) {
+    s += `${"  ".repeat(next() % 4)}${words[next() % words.length]} ${words[next() % words.length]}${next() % 1000}\n`
+  }
+  return new TextEncoder().encode(s.slice(0, n))
+}
+
+/** Seeded incompressible bytes. */
+const noise = (seed: number, n: number): Uint8Array => {
+  let a = seed >>> 0
+  return new Uint8Array(n).map(() => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return (t ^ (t >>> 14)) >>> 24
+  })
+}
+
+const chunksOf = (bytes: Uint8Array): Array<string> => {
+  const out: Array<string> = []
+  let start = 0
+  for (const cut of cutPoints(bytes)) {
+    out.push(Buffer.from(bytes.subarray(start, cut)).toString("latin1"))
+    start = cut
+  }
+  return out
+}
+
+describe("cutPoints", () => {
+  it("covers the input in ascending chunks within the size bounds", () => {
+    for (const size of [0, 1, MIN_CHUNK, MIN_CHUNK + 1, AVG_CHUNK, 3 * MAX_CHUNK + 17, 1_000_000]) {
+      const bytes = text(size, size)
+      const cuts = cutPoints(bytes)
+      assert.strictEqual(cuts.length === 0 ? 0 : cuts[cuts.length - 1], size)
+      let start = 0
+      cuts.forEach((cut, i) => {
+        assert.isAbove(cut, start)
+        assert.isAtMost(cut - start, MAX_CHUNK)
+        // Only the last chunk may be shorter than the minimum.
+        if (i < cuts.length - 1) assert.isAtLeast(cut - start, MIN_CHUNK)
+        start = cut
+      })
+    }
+  })
+
+  it("averages near the target size on text, and cuts incompressible bytes too", () => {
+    const bytes = text(7, 2_000_000)
+    const average = bytes.length / cutPoints(bytes).length
+    assert.isAbove(average, AVG_CHUNK * 0.75)
+    assert.isBelow(average, AVG_CHUNK * 1.75)
+    assert.isAbove(cutPoints(noise(1, 1_000_000)).length, 1_000_000 / MAX_CHUNK)
+  })
+
+  it("a local edit changes at most a few chunks: the rest are identical (property)", () => {
+    const base = text(11, 400_000)
+    const before = new Set(chunksOf(base))
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: base.length - 1 }),
+        fc.integer({ min: 0, max: 200 }),
+        fc.uint8Array({ minLength: 0, maxLength: 200 }),
+        (at, removed, inserted) => {
+          const edited = new Uint8Array([...base.subarray(0, at), ...inserted, ...base.subarray(Math.min(base.length, at + removed))])
+          const after = chunksOf(edited)
+          const fresh = after.filter((c) => !before.has(c)).length
+          // The edited chunk, a boundary it moved, and the chunk after: never the whole file.
+          return fresh <= 3
+        }
+      ),
+      { numRuns: 60, seed: 14 }
+    )
+  })
+})
+
+describe("chunk deltas", () => {
+  it("round-trip any pair (property), and refuse a middle over the limit", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), fc.uint8Array({ maxLength: 300 }), (base, target) => {
+        const delta = makeDelta(base, target, Number.MAX_SAFE_INTEGER)!
+        return Buffer.from(applyDelta(base, delta)).equals(Buffer.from(target))
+      }),
+      { numRuns: 300, seed: 14 }
+    )
+    const base = text(3, 16_000)
+    const edited = new Uint8Array([...base.subarray(0, 8000), ...new TextEncoder().encode("one changed line\n"), ...base.subarray(8010)])
+    const delta = makeDelta(base, edited, 64)!
+    assert.isBelow(delta.length, 40)
+    assert.deepStrictEqual(applyDelta(base, delta), edited)
+    assert.isUndefined(makeDelta(base, text(4, 16_000), 2000))
+  })
+
+  it("a chain of deltas composed over pieces gives what applying them one by one gives (property)", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 200 }), fc.array(fc.uint8Array({ maxLength: 200 }), { minLength: 1, maxLength: 8 }), (first, next) => {
+        let pieces: Array<Uint8Array> = [first]
+        let current: Uint8Array = first
+        for (const target of next) {
+          const delta = makeDelta(current, target, Number.MAX_SAFE_INTEGER)!
+          pieces = applyDeltaPieces(pieces, delta)
+          current = applyDelta(current, delta)
+        }
+        return Buffer.from(joinPieces(pieces)).equals(Buffer.from(current)) && Buffer.from(current).equals(Buffer.from(next.at(-1)!))
+      }),
+      { numRuns: 300, seed: 14 }
+    )
+  })
+
+  it("a delta that does not fit its base is refused, never applied", () => {
+    const delta = makeDelta(new Uint8Array(100), new Uint8Array(100).fill(1, 40, 41), 10)!
+    assert.throws(() => applyDelta(new Uint8Array(50), delta), CodecError)
+    assert.throws(() => applyDelta(new Uint8Array(100), new Uint8Array([0x80])), CodecError)
+  })
+})
+
+describe("manifests", () => {
+  it("whole manifests and manifest deltas round-trip (property), ids past 2^31 included", () => {
+    const ids = fc.array(fc.oneof(fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 2 ** 31, max: 2 ** 40 })), { maxLength: 80 })
+    fc.assert(
+      fc.property(ids, ids, (base, next) => {
+        const whole = decodeManifest(encodeManifest(next))
+        const edited = applyManifestDelta(base, encodeManifestDelta(base, next))
+        return JSON.stringify(whole) === JSON.stringify(next) && JSON.stringify(edited) === JSON.stringify(next)
+      }),
+      { numRuns: 300, seed: 14 }
+    )
+  })
+
+  it("a one-chunk change costs a few bytes; damaged manifests are refused", () => {
+    const base = Array.from({ length: 300 }, (_, i) => 1000 + i)
+    const next = base.map((id, i) => (i === 150 ? 99_999 : id))
+    assert.isAtMost(encodeManifestDelta(base, next).length, 8)
+    const whole = encodeManifest(base)
+    assert.throws(() => decodeManifest(whole.subarray(0, whole.length - 1)), CodecError)
+    assert.throws(() => decodeManifest(new Uint8Array([...whole, 0])), CodecError)
+    assert.throws(() => applyManifestDelta(base.slice(0, 10), encodeManifestDelta(base, next)), CodecError)
+  })
+})
+
+describe("compressed chunk bodies", () => {
+  it("segments concatenate into one stream and inflate back exactly; incompressible bytes stay raw", () => {
+    const pieces = [text(1, 20_000), text(2, 5_000), text(3, 128 * 1024)]
+    const bodies = pieces.map(compressChunk)
+    assert.deepStrictEqual(bodies.map((b) => b.codec), [Codec.deflate, Codec.deflate, Codec.deflate])
+    const out = inflateRun(bodies.map((b) => b.data), 25_000 + 128 * 1024)
+    assert.isTrue(Buffer.from(out).equals(Buffer.concat(pieces)))
+    assert.isTrue(Buffer.from(inflateRun([bodies[1]!.data], 5_000)).equals(Buffer.from(pieces[1]!)))
+    assert.strictEqual(compressChunk(noise(2, 20_000)).codec, Codec.raw)
+    assert.strictEqual(compressChunk(new Uint8Array(0)).codec, Codec.raw)
+  })
+
+  it("a damaged or wrongly sized segment is refused", () => {
+    const body = compressChunk(text(5, 20_000)).data
+    const damaged = Uint8Array.from(body)
+    damaged.fill(0xff, 10, 60)
+    assert.throws(() => inflateRun([damaged], 20_000), CodecError)
+    assert.throws(() => inflateRun([body], 19_999), CodecError)
+    assert.throws(() => inflateRun([body], 20_001), CodecError)
+    assert.throws(() => inflateRun([body.subarray(0, body.length - 3)], 20_000), CodecError)
+  })
+})

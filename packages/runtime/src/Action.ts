@@ -22,8 +22,8 @@ const Empty = Schema.Struct({})
 
 /**
  * The argument schema of each action name. `rollback_transaction`, `run_subagents` and
- * `resolve_conflict` are reserved: they decode with any argument and are refused with
- * `not_available` until their issues land.
+ * `resolve_conflict` are parent tools (host tools of `forkjoin agent` and `forkjoin mcp`): in a
+ * session they decode with any argument and are refused with `not_available`.
  *
  * @category models
  * @since 0.1.0
@@ -58,15 +58,15 @@ export type ActionName = keyof typeof ActionArguments
 export const actionNames = Object.keys(ActionArguments) as ReadonlyArray<ActionName>
 
 /**
- * Reserved action names and the issue that brings each.
+ * Parent-only action names and why a session refuses each (what to use instead).
  *
  * @category models
  * @since 0.1.0
  */
 export const reservedActions = {
-  rollback_transaction: "the rollback issue (SPEC §6.8)",
-  run_subagents: "the orchestrator issue (\"Orchestrator & the transactional join\", SPEC §6.4)",
-  resolve_conflict: "the conflicts issue (SPEC §6.7)"
+  rollback_transaction: "only a parent undoes transactions ('forkjoin rollback', or the parent's tool in 'forkjoin agent' and 'forkjoin mcp')",
+  run_subagents: "only a parent forks children (the parent's tool in 'forkjoin agent' and 'forkjoin mcp'; a plan lists its children as tasks)",
+  resolve_conflict: "only a parent resolves conflicts ('forkjoin resolve', or the parent's tool in 'forkjoin agent' and 'forkjoin mcp')"
 } as const satisfies Partial<Record<ActionName, string>>
 
 /**

@@ -269,7 +269,7 @@ const overlayView = (overlay: Overlay.Overlay, options: SessionOptions): View =>
 
 const notAvailable = (name: string): Observation => {
   const brings = (reservedActions as Record<string, string>)[name]
-  return refused("not_available", `${name} is not available yet: it arrives with ${brings ?? "a later issue"}.`)
+  return refused("not_available", `${name} is not available in this session: ${brings ?? "it is not a session action"}.`)
 }
 
 /**

@@ -45,7 +45,7 @@ describe("Session protocol", () => {
       "unknown_action", "invalid_action", "invalid_action", "invalid_action", "not_available", "not_available", "not_available", "ok", "ok"
     ])
     expect(r.steps[0]!.observation.message).toContain("fnord")
-    expect(r.steps[4]!.observation.message).toContain("orchestrator")
+    expect(r.steps[4]!.observation.message).toContain("only a parent forks children")
     expect(r.steps[7]!.observation.data).toEqual({ path: "a.txt", bytes: 2, text: "a\n" })
     expect(r.status).toBe("finished")
   })

@@ -1,7 +1,7 @@
 /**
  * The gateway's HTTP contract (SPEC §11) as an `effect/http-api` `HttpApi`: every route under
- * `/v1/`, each request and response body a Schema (records, pages, runs and conflicts are the
- * `@forkjoin/schema` ones; the request envelopes are here), the bearer-token security scheme,
+ * `/v1/`, each request and response body a Schema from `@forkjoin/schema` (records, pages, runs,
+ * conflicts, and the envelopes in `@forkjoin/schema/Gateway`), the bearer-token security scheme,
  * and the errors with their status codes. `OpenApi.fromApi(GatewayApi)` is `/openapi.json`.
  *
  * It owns the contract only. It does not own the handlers (`Gateway.ts`), the routes outside
@@ -11,8 +11,18 @@
  */
 import { ConflictRecord } from "@forkjoin/schema/Conflict"
 import { DiffPage, FilePage, TimelinePage, TurnPage } from "@forkjoin/schema/HistoryViews"
-import { ConflictId, MergeRunId, ThreadId, TransactionId, TurnId } from "@forkjoin/schema/Ids"
-import { ChildOutcome, MergeRun } from "@forkjoin/schema/MergeRun"
+import { ConflictId, MergeRunId, ThreadId, TransactionId } from "@forkjoin/schema/Ids"
+import {
+  ApplyRequest,
+  IngestRequest,
+  IngestResponse,
+  ResolveRequest,
+  ResolveResponse,
+  RunDetail,
+  ViewGrantRequest,
+  ViewGrantResponse
+} from "@forkjoin/schema/Gateway"
+import { MergeRun } from "@forkjoin/schema/MergeRun"
 import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Context from "effect/Context"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
@@ -114,111 +124,6 @@ const paging = {
   limit: Count(1000),
   maxBytes: Count(16 * 1024 * 1024)
 }
-
-/**
- * `POST /v1/apply`: a patch applied in the name of `thread` (default: the token's; else one
- * the token sees).
- *
- * @category models
- * @since 0.1.0
- */
-export const ApplyRequest = Schema.Struct({
-  patch: Schema.String,
-  thread: Schema.optionalKey(ThreadId),
-  turn: TurnId,
-  invocation: Schema.optionalKey(Schema.String),
-  profile: Schema.optionalKey(Schema.Literals(["native", "codex"])),
-  allowOverwrite: Schema.optionalKey(Schema.Boolean)
-})
-
-/**
- * @category models
- * @since 0.1.0
- */
-export type ApplyRequest = typeof ApplyRequest.Type
-
-/**
- * `POST /v1/conflicts/{conflictId}/resolve`: `apply` the child's version, `discard` it, or
- * `content` (the merged text, UTF-8).
- *
- * @category models
- * @since 0.1.0
- */
-export const ResolveRequest = Schema.Struct({
-  kind: Schema.Literals(["apply", "discard", "content"]),
-  content: Schema.optionalKey(Schema.String)
-})
-
-/**
- * What a resolution did: the conflict as now stored, the record it applied (none for
- * `discard`), and the child's outcome when it was its last open conflict.
- *
- * @category models
- * @since 0.1.0
- */
-export const ResolveResponse = Schema.Struct({
-  conflict: ConflictRecord,
-  record: Schema.optionalKey(PatchHistoryRecord),
-  outcome: Schema.optionalKey(ChildOutcome)
-})
-
-/**
- * `POST /v1/provider-events`: one provider event (a Codex turn diff or a Claude tool event, as
- * raw text) recorded as a provider aggregate.
- *
- * @category models
- * @since 0.1.0
- */
-export const IngestRequest = Schema.Struct({
-  format: Schema.Literals(["codex-turn-diff", "claude-tool-event"]),
-  text: Schema.String,
-  thread: Schema.optionalKey(ThreadId),
-  turn: TurnId,
-  id: Schema.optionalKey(Schema.String)
-})
-
-/**
- * The ingested event's record and whether it had been recorded before.
- *
- * @category models
- * @since 0.1.0
- */
-export const IngestResponse = Schema.Struct({ record: PatchHistoryRecord, alreadyRecorded: Schema.Boolean })
-
-/**
- * `POST /v1/threads/{thread}/view-grants`: one workspace-relative path, optionally a line and
- * column to mark.
- *
- * @category models
- * @since 0.1.0
- */
-export const ViewGrantRequest = Schema.Struct({
-  path: Schema.String,
-  line: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 10_000_000 }))),
-  column: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100_000 })))
-})
-
-/**
- * @category models
- * @since 0.1.0
- */
-export type ViewGrantRequest = typeof ViewGrantRequest.Type
-
-/**
- * A view grant: the credential itself, the URL to fetch (`/view/{grant}`), and its expiry.
- *
- * @category models
- * @since 0.1.0
- */
-export const ViewGrantResponse = Schema.Struct({ grant: Schema.String, url: Schema.String, expiresAt: Schema.String })
-
-/**
- * A run with its conflicts.
- *
- * @category models
- * @since 0.1.0
- */
-export const RunDetail = Schema.Struct({ run: MergeRun, conflicts: Schema.Array(ConflictRecord) })
 
 // -------------------------------------------------------------------------------------
 // api

@@ -6,6 +6,8 @@
  * exits 1; bad settings exit 2 naming what to fix; `config explain` shows the models with the
  * key as set/unset only.
  */
+import { Transcript } from "@forkjoin/schema/Transcript"
+import * as Schema from "effect/Schema"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -206,7 +208,11 @@ describe("forkjoin run with prompt tasks", () => {
       const out = JSON.parse(r.stdout)
       expect(out.mergeExecution.outcomes.map((o: { childId: string; status: string }) => [o.childId, o.status])).toEqual([["docs", "applied"], ["src", "applied"]])
       expect(fs.readFileSync(path.join(ws, "docs/note.md"), "utf8")).toBe("by docs\n")
-      expect(fs.existsSync(path.join(ws, ".forkjoin", "runs", out.runId, "subagents", "docs", "transcript.json"))).toBe(true)
+      // The child's conversation is kept as a versioned Transcript record.
+      const transcript = Schema.decodeUnknownSync(Transcript)(
+        JSON.parse(fs.readFileSync(path.join(ws, ".forkjoin", "runs", out.runId, "subagents", "docs", "transcript.json"), "utf8"))
+      )
+      expect(transcript.messages.some((m) => m.toolCalls?.some((c) => c.name === "apply_patch"))).toBe(true)
     } finally {
       await server.close()
     }

@@ -15,6 +15,7 @@
  */
 import { type Observation, refused } from "@forkjoin/runtime/Action"
 import { Driver, type Step } from "@forkjoin/runtime/Driver"
+import type { StopReason, TokenUsage, Transcript, TranscriptEntry } from "@forkjoin/schema/Transcript"
 import type * as AiError from "effect/ai/AiError"
 import type * as LanguageModel from "effect/ai/LanguageModel"
 import * as Prompt from "effect/ai/Prompt"
@@ -60,26 +61,7 @@ export interface ModelDriverOptions {
   readonly label?: string | undefined
 }
 
-/**
- * Why a driver stopped without a clean `finish`.
- *
- * @category models
- * @since 0.1.0
- */
-export type StopReason = "step_limit" | "budget_exhausted" | "provider_failed" | "no_tool_call"
 
-/**
- * One transcript entry: a message with its text, tool calls and tool results.
- *
- * @category models
- * @since 0.1.0
- */
-export interface TranscriptEntry {
-  readonly role: "system" | "user" | "assistant" | "tool"
-  readonly text?: string
-  readonly toolCalls?: ReadonlyArray<{ readonly id: string; readonly name: string; readonly params: unknown }>
-  readonly toolResults?: ReadonlyArray<{ readonly id: string; readonly name: string; readonly isFailure: boolean; readonly result: unknown }>
-}
 
 /**
  * What a driver did: tokens used, why it stopped (when not by `finish`), the host steps and
@@ -89,7 +71,7 @@ export interface TranscriptEntry {
  * @since 0.1.0
  */
 export interface DriverReport {
-  readonly usage: { readonly inputTokens: number; readonly outputTokens: number; readonly modelCalls: number }
+  readonly usage: TokenUsage
   readonly stop?: { readonly reason: StopReason; readonly message: string }
   readonly hostSteps: ReadonlyArray<Step>
   readonly transcript: ReadonlyArray<TranscriptEntry>
@@ -125,12 +107,13 @@ const describe = (e: AiError.AiError): string => {
 // -------------------------------------------------------------------------------------
 
 /**
- * A report as `transcript.json` holds it: `{ usage, stop?, messages }` (host steps are in the trace).
+ * A report as `transcript.json` holds it (`Transcript`; host steps are in the trace).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const transcriptFile = (report: DriverReport) => ({
+export const transcriptFile = (report: DriverReport): Transcript => ({
+  schemaVersion: 1,
   usage: report.usage,
   ...(report.stop === undefined ? {} : { stop: report.stop }),
   messages: report.transcript
@@ -201,7 +184,8 @@ export const make = (options: ModelDriverOptions): ModelDriver => {
         ...calls.map((c) => Prompt.makePart("tool-call", { id: c.id, name: c.name, params: c.params, providerExecuted: false }))
       ]
     }))
-    transcript.push({ role: "assistant", ...(text === "" ? {} : { text }), ...(calls.length === 0 ? {} : { toolCalls: calls }) })
+    // A copy: the caller works through `calls` by shifting them off.
+    transcript.push({ role: "assistant", ...(text === "" ? {} : { text }), ...(calls.length === 0 ? {} : { toolCalls: [...calls] }) })
     return calls
   })
 

@@ -21,6 +21,9 @@ export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "probes/**/*.test.ts"],
     globalSetup: ["test/globalSetup.ts"],
+    // Two files at a time even on a 2-core machine (vitest's default is one fewer than the
+    // cores): most CLI, crash and probe tests wait on child processes, not the CPU.
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000
   }

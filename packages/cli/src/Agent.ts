@@ -64,10 +64,9 @@ export const agent = Effect.fn("Agent.agent")(function*(request: AgentRequest) {
   const root = yield* resolveWorkspace(request.workspace)
   const db = historyDbOf(root, request.db)
   const env = request.env ?? process.env
-  const config = yield* Config.load(root, env)
-  const choice = Models.choose(config.models, env, { provider: request.provider, model: request.model })
+  const choice = yield* Models.forWorkspace(root, env, { provider: request.provider, model: request.model })
   if (Result.isFailure(choice)) return yield* new UsageError({ message: choice.failure.message, cause: choice.failure })
-  const model = yield* Models.languageModel(choice.success.provider)
+  const model = choice.success.model
   const parent = {
     ...choice.success.parent,
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),

@@ -9,13 +9,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Colour from "./internal/colour.ts"
 import { reportFailure } from "./internal/errors.ts"
+import { workspaceFlagOrCurrent } from "./internal/flags.ts"
 import { CommandExit, writeStdout } from "./internal/output.ts"
 
-const workspace = Flag.String("workspace").pipe(
-  Flag.withMetavar("DIR"),
-  Flag.withDescription("The workspace (default: the current directory); its forkjoin.config.json is read"),
-  Flag.withDefault(".")
-)
+const workspace = workspaceFlagOrCurrent("The workspace; its forkjoin.config.json is read")
 
 /**
  * `forkjoin gate [--workspace DIR] [--evidence FILE] [--trust PUBKEY]... [--json]`.

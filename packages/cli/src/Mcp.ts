@@ -51,12 +51,10 @@ export const mcp = Effect.fn("Mcp.mcp")(function*(request: McpRequest) {
   const root = yield* resolveWorkspace(request.workspace)
   const db = historyDbOf(root, request.db)
   const env = request.env ?? process.env
-  const config = yield* Config.load(root, env)
-  const choice = Models.choose(config.models, env, { provider: request.provider, model: request.model })
-  const model = Result.isSuccess(choice) ? yield* Models.languageModel(choice.success.provider) : undefined
+  const choice = yield* Models.forWorkspace(root, env, { provider: request.provider, model: request.model })
   const handlers = McpTools.layerHandlers({
     threadId: request.threadId,
-    model,
+    model: Result.isSuccess(choice) ? choice.success.model : undefined,
     modelUnavailable: Result.isFailure(choice) ? choice.failure.message : undefined,
     child: Result.isSuccess(choice) ? choice.success.child : undefined,
     admission: { _tag: "Gate", env },

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Colour from "./internal/colour.ts"
 import { reportFailure } from "./internal/errors.ts"
+import { workspaceFlagOrCurrent } from "./internal/flags.ts"
 import { CommandExit, EXIT_REJECTED, writeStderr, writeStdout } from "./internal/output.ts"
 
 /**
@@ -19,11 +20,7 @@ import { CommandExit, EXIT_REJECTED, writeStderr, writeStdout } from "./internal
 export const probe = Command.make(
   "probe",
   {
-    workspace: Flag.String("workspace").pipe(
-      Flag.withMetavar("DIR"),
-      Flag.withDescription("The workspace whose filesystem is probed (default: the current directory); its files are never touched"),
-      Flag.withDefault(".")
-    ),
+    workspace: workspaceFlagOrCurrent("The workspace whose filesystem is probed; its files are never touched"),
     out: Flag.String("out").pipe(
       Flag.withMetavar("FILE"),
       Flag.withDescription("Where to write the evidence (default <workspace>/.forkjoin/evidence/merge-probe.json, where 'forkjoin gate' looks)"),

@@ -8,7 +8,6 @@
  * @since 0.1.0
  */
 import type { RepairOutcome } from "@forkjoin/engine/Engine"
-import * as Config from "@forkjoin/autonomy/Config"
 import * as HostTools from "@forkjoin/drivers/HostTools"
 import * as Models from "@forkjoin/drivers/Models"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
@@ -162,13 +161,11 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
 const promptDriverFor = (root: string, plan: RunPlan.RunPlan, progress: RunRequest["progress"]) =>
   Effect.gen(function*() {
     if (!plan.tasks.some((t) => t.prompt !== undefined)) return undefined
-    const config = yield* Config.load(root)
-    const choice = Models.choose(config.models, process.env, {})
+    const choice = yield* Models.forWorkspace(root, process.env)
     if (Result.isFailure(choice)) {
       return yield* new UsageError({ message: `the plan has prompt tasks, which need a model: ${choice.failure.message}`, cause: choice.failure })
     }
-    const model = yield* Models.languageModel(choice.success.provider)
-    return HostTools.promptDriver(model, choice.success.child, progress)
+    return HostTools.promptDriver(choice.success.model, choice.success.child, progress)
   })
 
 const withPromptDriver = (driver: PromptDriver["Service"] | undefined) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>

@@ -10,9 +10,10 @@
  *
  * @since 0.1.0
  */
-import { CONFIG_FILE, MODEL_ENV, type ResolvedModels } from "@forkjoin/autonomy/Config"
+import type { AutonomyError } from "@forkjoin/autonomy/AutonomyError"
+import { CONFIG_FILE, load as loadConfig, MODEL_ENV, type ResolvedModels } from "@forkjoin/autonomy/Config"
 import type * as LanguageModel from "effect/ai/LanguageModel"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Anthropic from "./Anthropic.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
@@ -74,3 +75,23 @@ export const choose = (
  */
 export const languageModel = (provider: ResolvedProvider): Effect.Effect<LanguageModel.LanguageModel> =>
   provider.kind === "openai" ? OpenAiCompatible.make(provider) : Anthropic.make(provider)
+
+/**
+ * The workspace's model: its configuration read (`forkjoin.config.json` and `env`), the choice
+ * made (flags over the file) and the `LanguageModel` to call, or why there is none. A bad
+ * configuration file fails; a missing or unusable model is a value the caller decides on.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const forWorkspace = (
+  workspace: string,
+  env: Readonly<Record<string, string | undefined>>,
+  flags: { readonly provider?: ProviderKind | undefined; readonly model?: string | undefined } = {}
+): Effect.Effect<Result.Result<ModelChoice & { readonly model: LanguageModel.LanguageModel }, ProviderConfigError>, AutonomyError> =>
+  Effect.gen(function*() {
+    const config = yield* loadConfig(workspace, env)
+    const choice = choose(config.models, env, flags)
+    if (Result.isFailure(choice)) return Result.fail(choice.failure)
+    return Result.succeed({ ...choice.success, model: yield* languageModel(choice.success.provider) })
+  })

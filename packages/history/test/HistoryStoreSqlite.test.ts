@@ -9,13 +9,12 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as esbuild from "esbuild"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { bytes, freshEnvironment, planned, sha256 } from "./fixtures.ts"
+import { bundle } from "../../../test/support/bundle.ts"
 
 const MILLIS = Date.parse("2026-11-29T12:00:00.000Z")
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-history-sqlite-"))
@@ -257,21 +256,10 @@ describe("HistoryStoreSqlite", () => {
     }))
 
   describe("four processes committing into one file", () => {
-    const root = fileURLToPath(new URL("../../..", import.meta.url))
-    const worker = path.join(root, "node_modules", ".cache", "forkjoin-history-test", `commitWorker-${process.pid}.mjs`)
-
-    beforeAll(async () => {
-      await esbuild.build({
-        entryPoints: [fileURLToPath(new URL("./fixtures/commitWorker.ts", import.meta.url))],
-        outfile: worker,
-        bundle: true,
-        platform: "node",
-        format: "esm",
-        target: "node20",
-        // A native addon: resolved from the repository's node_modules at run time.
-        external: ["better-sqlite3"],
-        logLevel: "error"
-      })
+    // Node 20 cannot run TypeScript: the worker is bundled at test time.
+    let worker = ""
+    beforeAll(() => {
+      worker = bundle("packages/history/test/fixtures/commitWorker.ts")
     })
     afterAll(() => fs.rmSync(worker, { force: true }))
 

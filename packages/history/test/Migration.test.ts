@@ -20,13 +20,13 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as esbuild from "esbuild"
 import git from "isomorphic-git"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { bundle } from "../../../test/support/bundle.ts"
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/history-v0.1.0.db", import.meta.url))
 const ENV = EnvironmentId.make("env-c769f85ac52e91412703")
@@ -184,21 +184,10 @@ describe("migration 4 of a first-release database", () => {
     }))
 
   describe("a process killed in the middle of the move", () => {
-    const root = fileURLToPath(new URL("../../..", import.meta.url))
-    const worker = path.join(root, "node_modules", ".cache", "forkjoin-history-test", `migrateWorker-${process.pid}.mjs`)
-
-    beforeAll(async () => {
-      await esbuild.build({
-        entryPoints: [fileURLToPath(new URL("./fixtures/migrateWorker.ts", import.meta.url))],
-        outfile: worker,
-        bundle: true,
-        platform: "node",
-        format: "esm",
-        target: "node20",
-        // A native addon: resolved from the repository's node_modules at run time.
-        external: ["better-sqlite3"],
-        logLevel: "error"
-      })
+    // Node 20 cannot run TypeScript: the worker is bundled at test time.
+    let worker = ""
+    beforeAll(() => {
+      worker = bundle("packages/history/test/fixtures/migrateWorker.ts")
     })
     afterAll(() => fs.rmSync(worker, { force: true }))
 

@@ -16,6 +16,16 @@ export const workspaceFlag = (description = "Workspace root (required)") =>
   Flag.String("workspace").pipe(Flag.withMetavar("DIR"), Flag.withDescription(description))
 
 /**
+ * `--workspace DIR`, defaulting to the current directory (commands that only read it or work
+ * beside it: probe, gate, config explain).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const workspaceFlagOrCurrent = (description: string) =>
+  workspaceFlag(`${description} (default: the current directory)`).pipe(Flag.withDefault("."))
+
+/**
  * `--db FILE` (optional; the default lives beside the workspace).
  *
  * @category constructors

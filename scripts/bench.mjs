@@ -9,7 +9,7 @@
  * bench's own exit status is returned.
  */
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -70,8 +70,8 @@ try {
     target: "node20",
     sourcemap: "inline",
     logLevel: "silent",
-    // A native addon: loaded from node_modules at run time, never bundled.
-    external: ["better-sqlite3"],
+    // Native addons: loaded from node_modules at run time, never bundled.
+    external: JSON.parse(readFileSync(path.join(root, "scripts/native-addons.json"), "utf8")),
     // Bundled CommonJS dependencies may call require(); give ESM output a real one.
     banner: {
       js: "import { createRequire as __benchCreateRequire } from 'node:module'; const require = __benchCreateRequire(import.meta.url);"

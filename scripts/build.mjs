@@ -16,6 +16,8 @@ import { fileURLToPath } from "node:url"
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const outfile = join(root, "packages/cli/dist/forkjoin.cjs")
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
+// Native addons: loaded from node_modules at run time, never bundled.
+const nativeAddons = JSON.parse(readFileSync(join(root, "scripts/native-addons.json"), "utf8"))
 const wantMetafile = process.argv.includes("--metafile")
 
 // The engine fingerprint's source digest, computed by the same module that computes it from
@@ -57,8 +59,7 @@ const result = await esbuild.build({
     __FORKJOIN_VERSION__: JSON.stringify(version),
     __FORKJOIN_SOURCE_DIGEST__: JSON.stringify(sourceDigest)
   },
-  // A native addon: loaded from node_modules at run time.
-  external: ["better-sqlite3"],
+  external: nativeAddons,
   // effect reads `import.meta.env` defensively; in CommonJS it is simply absent.
   logOverride: { "empty-import-meta": "silent" },
 })
@@ -80,7 +81,7 @@ const facadeResult = await esbuild.build({
   minifySyntax: true,
   legalComments: "none",
   logLevel: "warning",
-  external: ["better-sqlite3"]
+  external: nativeAddons
 })
 mkdirSync(dirname(facade), { recursive: true })
 writeFileSync(`${facade}.${process.pid}.tmp`, facadeResult.outputFiles[0].contents)

@@ -10,7 +10,7 @@
  *                        same repository before the gc (every version a loose object). Both
  *                        repositories are built in the same run (git in a child process, side
  *                        by side with ours). Target: ratio <= 2. Extras split our bytes into the
- *                        snapshot store (`snapshots`, `chunks`, or the first release's `blobs`,
+ *                        snapshot store (`snapshots`, `chunks`, `chunk_bodies`, or the first release's `blobs`,
  *                        with their indexes, by SQLite `dbstat`) and the rest (records, intents,
  *                        indexes), and give the first release's blob bytes (one whole copy per
  *                        version: the sum of the versions' sizes).
@@ -76,7 +76,7 @@ const FILE = "big.ts"
 const errorText = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e))
 
 /** Tables of the snapshot store in either layout (with their automatic indexes). */
-const STORE_TABLES = new Set(["snapshots", "chunks", "blobs", "sqlite_autoindex_snapshots_1", "sqlite_autoindex_chunks_1", "sqlite_autoindex_blobs_1"])
+const STORE_TABLES = new Set(["snapshots", "chunks", "chunk_bodies", "blobs", "sqlite_autoindex_snapshots_1", "sqlite_autoindex_chunks_1", "sqlite_autoindex_blobs_1"])
 
 /** Bytes of a database after a WAL checkpoint: the file, the snapshot store's share, the rest. */
 const databaseBytes = (file: string): { readonly total: number; readonly store: number; readonly rest: number } => {

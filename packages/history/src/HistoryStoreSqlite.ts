@@ -418,7 +418,7 @@ const snapshotUse = (
   return { old, needed }
 }
 
-// Inflated chunks a store keeps in memory (see `SnapshotStore.makeChunkCache`).
+// Decompressed chunks a store keeps in memory (see `SnapshotStore.makeChunkCache`).
 const CHUNK_CACHE_BYTES = 32 * 1024 * 1024
 
 // Legacy blobs move in steps of at most this many rows and about this many bytes: each step is

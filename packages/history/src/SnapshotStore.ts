@@ -14,9 +14,12 @@
  * caller's `Connection`, writes inside the caller's transaction.
  *
  * Layout:
- * - `chunks(id PK, hash UNIQUE (32-byte sha256 of the chunk), size, codec, base, depth, data)`:
- *   `codec` 0 raw, 1 deflate segment, 2 delta against chunk `base`; `depth` counts deltas
+ * - `chunks(id PK, hash UNIQUE (32-byte sha256 of the chunk), size, codec, base, depth, pack,
+ *   pack_at)`: `codec` 0 raw, 1 LZ4 block, 2 delta against chunk `base`; `depth` counts deltas
  *   down to a whole chunk;
+ * - `chunk_bodies(id PK, data)`: a chunk's stored bytes under its id; the raw chunks one
+ *   snapshot adds share the first one's row (a pack: the others name it in `pack`, with their
+ *   offset `pack_at`);
  * - `snapshots(id PK, hash UNIQUE, size, base, depth, manifest, pruned_at)`: the manifest is
  *   whole when `base` is null, else a splice of snapshot `base`'s manifest; `pruned_at` is set
  *   when retention dropped the content (the row stays: its hash, size and manifest remain).
@@ -37,7 +40,7 @@ import {
   decodeManifest,
   encodeManifest,
   encodeManifestDelta,
-  inflateRun,
+  decompressChunk,
   joinPieces,
   makeDelta
 } from "./internal/snapshotCodec.ts"
@@ -140,8 +143,8 @@ export const makeChunkCache = (budgetBytes: number): ChunkCache => {
     },
     set: (key, bytes) => {
       if (bytes.byteLength > budgetBytes || entries.has(key)) return
-      // A copy: a view would keep its whole inflate buffer alive.
-      entries.set(key, bytes.slice())
+      // A view into a larger buffer (a chunk of a new file's bytes) would keep all of it alive.
+      entries.set(key, bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice())
       held += bytes.byteLength
       for (const [k, v] of entries) {
         if (held <= budgetBytes) break
@@ -171,7 +174,14 @@ export const createTables = (c: Connection): void =>
       codec INTEGER NOT NULL CHECK (codec IN (0, 1, 2)),
       base  INTEGER,
       depth INTEGER NOT NULL CHECK (depth >= 0),
-      data  BLOB NOT NULL
+      pack    INTEGER,
+      pack_at INTEGER NOT NULL DEFAULT 0 CHECK (pack_at >= 0)
+    );
+    -- Bodies apart from the rows above: a read looks up every chunk's row first, and rows
+    -- without their bodies pack dozens to a page instead of one page (or more) each.
+    CREATE TABLE chunk_bodies (
+      id   INTEGER PRIMARY KEY,
+      data BLOB NOT NULL
     );
     CREATE TABLE snapshots (
       id        INTEGER PRIMARY KEY,
@@ -200,10 +210,17 @@ const SQL = {
   insertSnapshot: "INSERT INTO snapshots (hash, size, base, depth, manifest) VALUES (?, ?, ?, ?, ?)",
   restoreSnapshot: "UPDATE snapshots SET size = ?, base = ?, depth = ?, manifest = ?, pruned_at = NULL WHERE id = ?",
   chunkId: "SELECT id FROM chunks WHERE hash = ?",
-  chunkMeta: "SELECT id, hash, size, codec, base, depth FROM chunks WHERE id = ?",
-  chunkHead: "SELECT id, hash, size, codec, base, depth, CASE WHEN codec = 2 THEN data END AS delta FROM chunks WHERE id = ?",
-  chunkData: "SELECT data FROM chunks WHERE id = ?",
-  insertChunk: "INSERT INTO chunks (hash, size, codec, base, depth, data) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+  chunkMeta: "SELECT id, hash, size, codec, base, depth, pack, pack_at FROM chunks WHERE id = ?",
+  // The chunks with the given ids and every delta base below them (UNION: each row once, and a
+  // damaged table with a cycle still ends).
+  chunkClosure: `WITH RECURSIVE need(id) AS (
+      SELECT value FROM json_each(?)
+      UNION SELECT c.base FROM chunks c JOIN need ON c.id = need.id WHERE c.codec = 2 AND c.base IS NOT NULL
+    )
+    SELECT c.id, c.hash, c.size, c.codec, c.base, c.depth, c.pack, c.pack_at FROM need JOIN chunks c ON c.id = need.id`,
+  chunkBodies: "SELECT id, data FROM chunk_bodies WHERE id IN (SELECT value FROM json_each(?))",
+  insertChunk: "INSERT INTO chunks (hash, size, codec, base, depth, pack, pack_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+  insertBody: "INSERT INTO chunk_bodies (id, data) VALUES (?, ?)",
   legacyBlob: "SELECT size, bytes FROM blobs WHERE hash = ?",
   legacyAny: "SELECT 1 AS present FROM blobs LIMIT 1",
   legacyAfter: "SELECT rowid AS row, hash, size FROM blobs WHERE rowid > ? ORDER BY rowid LIMIT ?",
@@ -212,7 +229,9 @@ const SQL = {
   snapshotLinks: "SELECT id, hash, base, pruned_at FROM snapshots",
   wholeManifest: "UPDATE snapshots SET base = NULL, depth = 0, manifest = ? WHERE id = ?",
   prune: "UPDATE snapshots SET pruned_at = ?, base = NULL, depth = 0, manifest = ? WHERE id = ?",
-  chunkLinks: "SELECT id, base, length(data) AS bytes FROM chunks",
+  chunkLinks: "SELECT id, base, pack FROM chunks",
+  bodySizes: "SELECT id, length(data) AS bytes FROM chunk_bodies",
+  deleteBody: "DELETE FROM chunk_bodies WHERE id = ?",
   deleteChunk: "DELETE FROM chunks WHERE id = ?"
 } as const
 
@@ -232,9 +251,12 @@ interface ChunkMeta {
   readonly codec: number
   readonly base: number | null
   readonly depth: number
+  /** The `chunk_bodies` row holding a raw chunk's bytes with others', at byte `pack_at`; null: its own row. */
+  readonly pack: number | null
+  readonly pack_at: number
 }
 
-/** A chunk's row without a whole chunk's body (a delta's body is small and comes with it). */
+/** A chunk's row, and a delta's body (small) once read. */
 interface ChunkHead extends ChunkMeta {
   readonly delta: Uint8Array | null
 }
@@ -282,7 +304,7 @@ const cacheKey = (hash: Uint8Array): string => Buffer.from(hash.buffer, hash.byt
 /**
  * The bytes of chunks by id: each row read once (a delta's body with it, a whole chunk's body
  * only when the cache does not hold it), every whole compressed chunk needed (directly or at
- * the root of a delta chain) inflated in one run, and each delta chain composed and joined once.
+ * the root of a delta chain) decompressed, and each delta chain composed and joined once.
  * Returns the bytes and the cache keys of what it built.
  */
 const materialize = (
@@ -293,38 +315,43 @@ const materialize = (
   const heads = new Map<number, ChunkHead>()
   const bytes = new Map<number, Uint8Array>()
   const built = new Map<number, string>()
-  const roots: Array<{ readonly id: number; readonly size: number; readonly data: Uint8Array }> = []
-  const fetch = (id: number, depth: number): void => {
-    if (heads.has(id)) return
-    if (depth > MAX_CHUNK_DEPTH + 1) throw new CodecError({ detail: `chunk ${id}'s delta chain is longer than allowed` })
-    const head = c.get<ChunkHead>(SQL.chunkHead, id)
-    if (head === undefined) throw new CodecError({ detail: `chunk ${id} is missing` })
-    heads.set(id, head)
-    const key = cacheKey(head.hash)
-    const cached = cache?.get(key)
-    if (cached !== undefined) {
-      bytes.set(id, cached)
-      return
+  // Two queries in all: the rows of the chunks and of every delta base below them (one
+  // recursive query, however long the chains), then the bodies of those not in the cache.
+  const unique = [...new Set(ids)]
+  const metas = new Map(c.all<ChunkMeta>(SQL.chunkClosure, JSON.stringify(unique)).map((m) => [m.id, m]))
+  const wanted: Array<number> = []
+  for (const id of unique) {
+    // Down the chain until bytes already known (cached, or built by another chain) or a root.
+    let at: number | null = id
+    for (let depth = 0; at !== null && !heads.has(at); depth++) {
+      if (depth > MAX_CHUNK_DEPTH + 1) throw new CodecError({ detail: `chunk ${id}'s delta chain is longer than allowed` })
+      const meta = metas.get(at)
+      if (meta === undefined) throw new CodecError({ detail: `chunk ${at} is missing` })
+      heads.set(at, { ...meta, delta: null })
+      const key = cacheKey(meta.hash)
+      const cached = cache?.get(key)
+      if (cached !== undefined) {
+        bytes.set(at, cached)
+        break
+      }
+      built.set(at, key)
+      wanted.push(at)
+      if (meta.codec !== Codec.delta) break
+      if (meta.base === null) throw new CodecError({ detail: `chunk ${at} is a delta without a base` })
+      at = meta.base
     }
-    built.set(id, key)
-    if (head.codec === Codec.delta) {
-      if (head.base === null || head.delta === null) throw new CodecError({ detail: `chunk ${id} is a delta without a base` })
-      fetch(head.base, depth + 1)
-      return
-    }
-    const data = view(c.get<{ readonly data: Uint8Array }>(SQL.chunkData, id)!.data)
-    if (head.codec === Codec.raw) bytes.set(id, data)
-    else if (head.codec === Codec.deflate) roots.push({ id, size: head.size, data })
-    else throw new CodecError({ detail: `chunk ${id} has unknown codec ${head.codec}` })
   }
-  for (const id of ids) fetch(id, 0)
-  if (roots.length > 0) {
-    const out = inflateRun(roots.map((r) => r.data), roots.reduce((n, r) => n + r.size, 0))
-    let at = 0
-    for (const r of roots) {
-      bytes.set(r.id, out.subarray(at, at + r.size))
-      at += r.size
-    }
+  const bodyIds = [...new Set(wanted.map((id) => metas.get(id)!.pack ?? id))]
+  const bodies = bodyIds.length === 0
+    ? new Map<number, Uint8Array>()
+    : new Map(c.all<{ readonly id: number; readonly data: Uint8Array }>(SQL.chunkBodies, JSON.stringify(bodyIds)).map((b) => [b.id, view(b.data)]))
+  for (const id of wanted) {
+    const meta = metas.get(id)!
+    const data = bodyOf(meta, bodies.get(meta.pack ?? id))
+    if (meta.codec === Codec.delta) heads.set(id, { ...meta, delta: data })
+    else if (meta.codec === Codec.raw) bytes.set(id, data)
+    else if (meta.codec === Codec.lz4) bytes.set(id, decompressChunk(data, meta.size))
+    else throw new CodecError({ detail: `chunk ${id} has unknown codec ${meta.codec}` })
   }
   for (const id of ids) {
     if (bytes.has(id)) continue
@@ -345,6 +372,22 @@ const materialize = (
     bytes.set(id, joinPieces(pieces))
   }
   return { bytes, built }
+}
+
+/**
+ * A chunk's stored bytes: its body row, or for a raw chunk its stretch of that row (a pack's
+ * first chunk owns the row, the others point at it with `pack`).
+ */
+const bodyOf = (meta: ChunkMeta, body: Uint8Array | undefined): Uint8Array => {
+  if (body === undefined) throw new CodecError({ detail: `chunk ${meta.id}'s body is missing` })
+  if (meta.codec !== Codec.raw) {
+    if (meta.pack !== null) throw new CodecError({ detail: `chunk ${meta.id} is compressed but stored in pack ${meta.pack}` })
+    return body
+  }
+  if (meta.pack_at + meta.size > body.length) {
+    throw new CodecError({ detail: `chunk ${meta.id} does not fit in its body (${meta.pack_at + meta.size} of ${body.length} bytes)` })
+  }
+  return body.subarray(meta.pack_at, meta.pack_at + meta.size)
 }
 
 /** After a hash mismatch: the first chunk whose bytes do not match its own hash, if one is. */
@@ -415,11 +458,26 @@ const chunkBytes = (c: Connection, head: ChunkMeta): Uint8Array | undefined => {
  * a row (random or already compressed content), only every 16th is tried, so a binary rewrite
  * does not pay the compressor's full cost on every chunk.
  */
-interface Compressibility {
+interface Writing {
   misses: number
+  /**
+   * Raw chunks of one snapshot share one body row (a pack, up to `PACK_BYTES`), whose id is the
+   * first one's: one row per chunk would cost each a partly filled page, which made a file of
+   * fresh random bytes 2% larger than storing it whole.
+   */
+  pack: { first: number | undefined; readonly pieces: Array<Uint8Array>; at: number }
 }
 
-const shouldTry = (state: Compressibility): boolean => state.misses < 2 || state.misses % 16 === 0
+const PACK_BYTES = 4 * 1024 * 1024
+
+const shouldTry = (state: Writing): boolean => state.misses < 2 || state.misses % 16 === 0
+
+/** Writes the pending pack's body row. */
+const flushPack = (c: Connection, state: Writing): void => {
+  const { pack } = state
+  if (pack.first !== undefined) c.run(SQL.insertBody, pack.first, joinPieces(pack.pieces))
+  state.pack = { first: undefined, pieces: [], at: 0 }
+}
 
 /**
  * Inserts one new chunk: a delta against `candidate` when that is small, else compressed or raw.
@@ -431,7 +489,7 @@ const insertChunk = (
   key: Buffer,
   piece: Uint8Array,
   candidate: number | undefined,
-  state: Compressibility,
+  state: Writing,
   cache: ChunkCache | undefined
 ): number => {
   const id = insertBody(c, key, piece, candidate, state, cache)
@@ -444,7 +502,7 @@ const insertBody = (
   key: Buffer,
   piece: Uint8Array,
   candidate: number | undefined,
-  state: Compressibility,
+  state: Writing,
   cache: ChunkCache | undefined
 ): number => {
   if (candidate !== undefined) {
@@ -455,14 +513,30 @@ const insertBody = (
         ? undefined
         : makeDelta(baseBytes, piece, Math.max(DELTA_FLOOR, Math.floor(piece.length * DELTA_SHARE)))
       if (delta !== undefined) {
-        return c.get<{ readonly id: number }>(SQL.insertChunk, key, piece.length, Codec.delta, base.id, base.depth + 1, delta)!.id
+        return insertRow(c, key, piece.length, Codec.delta, base.id, base.depth + 1, delta)
       }
     }
   }
   const body = shouldTry(state) ? compressChunk(piece) : { codec: Codec.raw, data: piece }
-  if (body.codec === Codec.raw) state.misses++
-  else state.misses = 0
-  return c.get<{ readonly id: number }>(SQL.insertChunk, key, piece.length, body.codec, null, 0, body.data)!.id
+  if (body.codec !== Codec.raw) {
+    state.misses = 0
+    return insertRow(c, key, piece.length, body.codec, null, 0, body.data)
+  }
+  state.misses++
+  if (state.pack.at + piece.length > PACK_BYTES) flushPack(c, state)
+  const { pack } = state
+  const id = c.get<{ readonly id: number }>(SQL.insertChunk, key, piece.length, Codec.raw, null, 0, pack.first ?? null, pack.at)!.id
+  pack.first ??= id
+  pack.pieces.push(piece)
+  pack.at += piece.length
+  return id
+}
+
+/** A chunk's row and its own body row; returns its id. */
+const insertRow = (c: Connection, key: Buffer, size: number, codec: Codec, base: number | null, depth: number, data: Uint8Array): number => {
+  const id = c.get<{ readonly id: number }>(SQL.insertChunk, key, size, codec, base, depth, null, 0)!.id
+  c.run(SQL.insertBody, id, data)
+  return id
 }
 
 /**
@@ -483,7 +557,7 @@ const storeChunks = (
     if (!position.has(id)) position.set(id, i)
   })
   const ids: Array<number> = []
-  const state: Compressibility = { misses: 0 }
+  const state: Writing = { misses: 0, pack: { first: undefined, pieces: [], at: 0 } }
   let anchor = -1
   let gap = 0
   let start = 0
@@ -505,6 +579,7 @@ const storeChunks = (
     ids.push(insertChunk(c, key, piece, baseIds?.[anchor + 1 + gap], state, cache))
     gap++
   }
+  flushPack(c, state)
   return ids
 }
 
@@ -529,7 +604,7 @@ export const stateOf = (c: Connection, hash: Sha256Hash): SnapshotState => {
  * Reads one snapshot, verified: its bytes, `Pruned`, or `Missing`. Throws a `StoreError`
  * (`Corrupt`, naming the snapshot and, when it can tell, the chunk) when the stored content
  * does not rebuild the bytes its hash names. With a `cache`, chunks it holds are not read or
- * inflated again, and the chunks of a verified read enter it.
+ * decompressed again, and the chunks of a verified read enter it.
  *
  * @category constructors
  * @since 0.1.0
@@ -685,9 +760,9 @@ export const prune = (c: Connection, operation: string, hashes: Iterable<Sha256H
     }
   }
   const live = new Set<number>()
-  const links = new Map<number, { readonly base: number | null; readonly bytes: number }>()
-  for (const l of c.all<{ readonly id: number; readonly base: number | null; readonly bytes: number }>(SQL.chunkLinks)) {
-    links.set(l.id, { base: l.base, bytes: l.bytes })
+  const links = new Map<number, { readonly base: number | null; readonly pack: number | null }>()
+  for (const l of c.all<{ readonly id: number; readonly base: number | null; readonly pack: number | null }>(SQL.chunkLinks)) {
+    links.set(l.id, { base: l.base, pack: l.pack })
   }
   for (const r of rows) {
     if (r.pruned_at !== null || going.has(r.id)) continue
@@ -701,11 +776,14 @@ export const prune = (c: Connection, operation: string, hashes: Iterable<Sha256H
   }
   for (const id of going) c.run(SQL.prune, at, EMPTY, id)
   let chunks = 0
+  for (const id of links.keys()) if (!live.has(id)) chunks += c.run(SQL.deleteChunk, id)
+  // A body row goes when no live chunk reads it (a pack stays while one of its chunks lives).
+  const liveBodies = new Set([...live].map((id) => links.get(id)?.pack ?? id))
   let bytes = 0
-  for (const [id, l] of links) {
-    if (live.has(id)) continue
-    chunks += c.run(SQL.deleteChunk, id)
-    bytes += l.bytes
+  for (const b of c.all<{ readonly id: number; readonly bytes: number }>(SQL.bodySizes)) {
+    if (liveBodies.has(b.id)) continue
+    c.run(SQL.deleteBody, b.id)
+    bytes += b.bytes
   }
   return { snapshots: going.size, chunks, bytes }
 }

@@ -187,7 +187,10 @@ describe("HistoryStoreSqlite", () => {
       assert.strictEqual((yield* Effect.flip(read)).reason, "Corrupt")
 
       // A chunk whose bytes changed: reported as Corrupt, naming the snapshot, never handed out.
-      raw(file, (db) => db.prepare("UPDATE chunks SET codec = 0, data = ?").run(Buffer.from("tampered")))
+      raw(file, (db) => {
+        db.prepare("UPDATE chunks SET codec = 0").run()
+        db.prepare("UPDATE chunk_bodies SET data = ?").run(Buffer.from("tampered"))
+      })
       const blob = yield* Effect.flip(
         withStore(file, Effect.flatMap(HistoryStore, (store) => store.getBlob(sha256(bytes("new\n")))))
       )

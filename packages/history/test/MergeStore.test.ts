@@ -21,6 +21,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { at, conflict, contract, discard, freshEnvironment, freshRunId, mergeRun, outcome } from "./MergeStore.contract.ts"
+import { nativeAddons } from "../../../test/support/bundle.ts"
 import { draft } from "./fixtures.ts"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-merge-store-"))
@@ -357,8 +358,7 @@ describe("MergeStoreSqlite", () => {
         platform: "node",
         format: "esm",
         target: "node20",
-        // A native addon: resolved from the repository's node_modules at run time.
-        external: ["better-sqlite3"],
+        external: nativeAddons,
         logLevel: "error"
       })
     })

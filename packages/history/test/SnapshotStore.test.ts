@@ -32,6 +32,17 @@ const text = (seed: number, n: number): Uint8Array => {
   return new TextEncoder().encode(s.slice(0, n))
 }
 
+/** Seeded incompressible bytes (nothing to share or compress: stored raw, in packs). */
+const noise = (seed: number, n: number): Uint8Array => {
+  let a = seed >>> 0
+  const out = new Uint8Array(n)
+  for (let i = 0; i < n; i++) {
+    a = (Math.imul(a, 1664525) + 1013904223) >>> 0
+    out[i] = a >>> 24
+  }
+  return out
+}
+
 /** `bytes` with `inserted` replacing `removed` bytes at `at`. */
 const splice = (bytes: Uint8Array, at: number, removed: number, inserted: Uint8Array): Uint8Array =>
   Buffer.concat([bytes.subarray(0, at), inserted, bytes.subarray(Math.min(bytes.length, at + removed))])
@@ -61,10 +72,10 @@ const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from
 const stats = Effect.flatMap(Sqlite, (sql) =>
   sql.run("test", (c) => ({
     chunks: c.all<{ codec: number; n: number; stored: number; depth: number }>(
-      "SELECT codec, COUNT(*) AS n, SUM(length(data)) AS stored, MAX(depth) AS depth FROM chunks GROUP BY codec ORDER BY codec"
+      "SELECT c.codec, COUNT(*) AS n, SUM(length(b.data)) AS stored, MAX(c.depth) AS depth FROM chunks c JOIN chunk_bodies b ON b.id = c.id GROUP BY c.codec ORDER BY c.codec"
     ),
     manifestDepth: c.get<{ d: number }>("SELECT MAX(depth) AS d FROM snapshots")!.d,
-    stored: c.get<{ b: number }>("SELECT COALESCE(SUM(length(data)), 0) AS b FROM chunks")!.b
+    stored: c.get<{ b: number }>("SELECT COALESCE(SUM(length(data)), 0) AS b FROM chunk_bodies")!.b
   })))
 
 const corruptError = <A>(effect: Effect.Effect<A, StoreError, Sqlite>) =>
@@ -158,17 +169,22 @@ describe("SnapshotStore", () => {
       const h2 = yield* put(v2, h1)
       // A whole compressed chunk of both versions: overwrite bytes inside its compressed data.
       const victim = yield* sql.run("t", (c) => c.get<{ id: number }>("SELECT id FROM chunks WHERE codec = 1 ORDER BY id LIMIT 1 OFFSET 1")!.id)
-      yield* sql.run("t", (c) => c.run("UPDATE chunks SET data = substr(data, 1, 100) || randomblob(40) || substr(data, 141) WHERE id = ?", victim))
+      yield* sql.run("t", (c) => c.run("UPDATE chunk_bodies SET data = substr(data, 1, 100) || randomblob(40) || substr(data, 141) WHERE id = ?", victim))
       for (const h of [h1, h2]) {
         const e = yield* corruptError(read(h))
         assert.strictEqual(e.reason, "Corrupt")
         assert.include(e.message, `snapshot ${h}`)
       }
       // A body that decodes to the right length but other bytes: the snapshot hash catches it.
-      yield* sql.run("t", (c) => c.run("UPDATE chunks SET codec = 0, data = zeroblob(size) WHERE id = ?", victim))
+      yield* sql.run("t", (c) => {
+        c.run("UPDATE chunks SET codec = 0 WHERE id = ?", victim)
+        c.run("UPDATE chunk_bodies SET data = zeroblob((SELECT size FROM chunks WHERE id = ?)) WHERE id = ?", victim, victim)
+      })
       const e = yield* corruptError(read(h1))
       assert.include(e.message, `snapshot ${h1}: chunk ${victim} does not match its hash`)
-      // A missing chunk.
+      // A missing body, then a missing chunk.
+      yield* sql.run("t", (c) => c.run("DELETE FROM chunk_bodies WHERE id = ?", victim))
+      assert.include((yield* corruptError(read(h2))).message, `chunk ${victim}'s body is missing`)
       yield* sql.run("t", (c) => c.run("DELETE FROM chunks WHERE id = ?", victim))
       assert.include((yield* corruptError(read(h2))).message, `chunk ${victim} is missing`)
     }).pipe(Effect.provide(layer())))
@@ -186,7 +202,10 @@ describe("SnapshotStore", () => {
       const start = k === 0 ? 0 : cuts[k - 1]!
       const damaged = Buffer.from(v1.subarray(start, cuts[k]!))
       damaged.fill(0x21, at - start + 20, at - start + 28)
-      yield* sql.run("t", (c) => c.run("UPDATE chunks SET codec = 0, data = ? WHERE id = ?", damaged, k + 1))
+      yield* sql.run("t", (c) => {
+        c.run("UPDATE chunks SET codec = 0 WHERE id = ?", k + 1)
+        c.run("UPDATE chunk_bodies SET data = ? WHERE id = ?", damaged, k + 1)
+      })
       const v2 = splice(v1, at, 5, utf8("edited"))
       const h2 = yield* put(v2, h1)
       assert.isTrue(same(yield* bytesOf(h2), v2))
@@ -204,13 +223,65 @@ describe("SnapshotStore", () => {
       const cache = SnapshotStore.makeChunkCache(8 * 1024 * 1024)
       assert.isTrue(same(yield* bytesOf(h1, cache), v1))
       // With every shared chunk's body gone from the table, only the cache can supply them.
-      yield* sql.run("t", (c) => c.run("UPDATE chunks SET data = x'' WHERE codec = 1"))
+      yield* sql.run("t", (c) => c.run("UPDATE chunk_bodies SET data = x'' WHERE id IN (SELECT id FROM chunks WHERE codec = 1)"))
       assert.isTrue(same(yield* bytesOf(h2, cache), v2))
       assert.strictEqual((yield* corruptError(read(h2))).reason, "Corrupt")
       // A cache too small for any chunk holds nothing.
       const tiny = SnapshotStore.makeChunkCache(10)
       tiny.set("a", new Uint8Array(11))
       assert.isUndefined(tiny.get("a"))
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("raw chunks of one snapshot share one body row (a pack); a short pack is Corrupt naming the chunk", () =>
+    Effect.gen(function*() {
+      const sql = yield* Sqlite
+      const v1 = noise(21, 600_000)
+      const h1 = yield* put(v1)
+      const rows = yield* sql.run("t", (c) => c.all<{ id: number; codec: number; pack: number | null; pack_at: number; size: number }>("SELECT id, codec, pack, pack_at, size FROM chunks ORDER BY id"))
+      assert.isAbove(rows.length, 5)
+      assert.isTrue(rows.every((r) => r.codec === 0))
+      assert.deepStrictEqual(yield* sql.run("t", (c) => c.all("SELECT id FROM chunk_bodies")), [{ id: rows[0]!.id }])
+      // Members point at the first chunk's row, at consecutive offsets.
+      let at = 0
+      for (const [i, r] of rows.entries()) {
+        assert.deepStrictEqual([r.pack, r.pack_at], [i === 0 ? null : rows[0]!.id, at])
+        at += r.size
+      }
+      assert.isTrue(same(yield* bytesOf(h1), v1))
+      // A local edit shares every other chunk with the packed version and stores a small delta.
+      const v2 = splice(v1, 300_000, 4, utf8("edit"))
+      const h2 = yield* put(v2, h1)
+      assert.isTrue(same(yield* bytesOf(h2), v2))
+      assert.isBelow((yield* stats).stored, v1.length + 1_000)
+      // A pack cut short: the chunks past its end are reported, never read as other bytes.
+      yield* sql.run("t", (c) => c.run("UPDATE chunk_bodies SET data = substr(data, 1, 400000)"))
+      const e = yield* corruptError(read(h1))
+      assert.include(e.message, `snapshot ${h1}: chunk`)
+      assert.include(e.message, "does not fit in its body")
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("prune keeps a pack while one of its chunks is needed and drops it with the last", () =>
+    Effect.gen(function*() {
+      const sql = yield* Sqlite
+      const v1 = noise(22, 400_000)
+      const h1 = yield* put(v1)
+      const v2 = splice(v1, 200_000, 8, utf8("#edited#"))
+      const h2 = yield* put(v2, h1)
+      const v3 = noise(23, 400_000)
+      const h3 = yield* put(v3, h2)
+      const bodies = () => sql.run("t", (c) => c.get<{ n: number }>("SELECT COUNT(*) AS n FROM chunk_bodies")!.n)
+      const packs = yield* bodies()
+      // v1 goes; v2 shares all but one of its chunks, so v1's pack stays.
+      const first = yield* sql.transaction("t", (c) => SnapshotStore.prune(c, "test", [h1], "2026-12-01T00:00:00.000Z"))
+      assert.strictEqual(first.snapshots, 1)
+      assert.strictEqual(yield* bodies(), packs)
+      assert.isTrue(same(yield* bytesOf(h2), v2))
+      // v2 goes too: the pack's chunks are needed by nothing, and its whole row is dropped.
+      const second = yield* sql.transaction("t", (c) => SnapshotStore.prune(c, "test", [h2], "2026-12-01T00:00:00.000Z"))
+      assert.isAbove(second.chunks, 5)
+      assert.isAbove(second.bytes, 390_000)
+      assert.isBelow(yield* bodies(), packs)
+      assert.isTrue(same(yield* bytesOf(h3), v3))
     }).pipe(Effect.provide(layer())))
 
   it.effect("prune marks snapshots, drops the chunks only they need, and keeps every other version exact", () =>

@@ -15,6 +15,13 @@
  * 3. `small_apply_server_ms`  1,000 sequential one-line durable applies over 20 small files through
  *                             the server, median per apply, vs the same through the library
  *                             (`openWorkspace` in this process), interleaved. Target: ratio <= 1.3.
+ *                             Also `oursFetch`/`ratioFetch`: the same applies through the global
+ *                             `fetch`, interleaved too, and `httpRoundTripMs`/`fetchRoundTripMs`
+ *                             (an authenticated `GET /v1/whoami`).
+ *
+ * Applies (figures 2 and 3) go through node:http with a keep-alive agent, the cheapest standard
+ * client: undici's `fetch` adds about 0.4 ms per request by itself, a client cost and not the
+ * server's (a user's client is theirs). The view load (figure 1) still uses `fetch`.
  *
  * Usage: `npm run bench -- gateway [--json] [--only metric[,metric]] [--seconds N] [--clients N] [--workers N]`.
  * Every apply's result is checked (bytes, record); a wrong answer or a failing run of ours makes
@@ -22,6 +29,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import os from "node:os"
 import path from "node:path"
 import { createInterface } from "node:readline"
@@ -200,15 +208,36 @@ const tokenFor = (bin: string, ws: string, thread: string): string => {
   return (JSON.parse(t.result.stdout.toString("utf8")) as { token: string }).token
 }
 
-const applyVia = async (url: string, token: string, patch: string, turn: string, profile: "native" | "codex") => {
-  const r = await fetch(`${url}/v1/apply`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ patch, turn, profile })
+/**
+ * The bench's client: node:http with a keep-alive agent, the cheapest standard client (the
+ * global `fetch`, undici, adds about 0.4 ms per request on its own; a user's client is theirs,
+ * so `small_apply_server_ms` also reports the `fetch` figure, `oursFetch`).
+ */
+const agent = new http.Agent({ keepAlive: true })
+
+const request = (url: string, method: string, headers: Record<string, string>, body?: string) =>
+  new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const r = http.request(url, { method, agent, headers: body === undefined ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }))
+      res.on("error", reject)
+    })
+    r.on("error", reject)
+    r.end(body)
   })
-  const text = await r.text()
-  if (r.status !== 200) throw new Error(`apply through the server answered ${r.status}: ${text.slice(0, 300)}`)
-  return JSON.parse(text) as { recordId: string; changes: Array<{ path: string; after?: { hash: string } }> }
+
+const viaFetch = async (url: string, method: string, headers: Record<string, string>, body?: string) => {
+  const r = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }) })
+  return { status: r.status, text: await r.text() }
+}
+
+const applyVia = async (url: string, token: string, patch: string, turn: string, profile: "native" | "codex", client: "http" | "fetch" = "http") => {
+  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
+  const body = JSON.stringify({ patch, turn, profile })
+  const r = await (client === "http" ? request : viaFetch)(`${url}/v1/apply`, "POST", headers, body)
+  if (r.status !== 200) throw new Error(`apply through the server answered ${r.status}: ${r.text.slice(0, 300)}`)
+  return JSON.parse(r.text) as { recordId: string; changes: Array<{ path: string; after?: { hash: string } }> }
 }
 
 const main = async (): Promise<void> => {
@@ -376,25 +405,27 @@ const main = async (): Promise<void> => {
       servers.push(s)
       const token = tokenFor(bin, serverWs, "bench")
       const lib = await openWorkspace(libWs)
-      const patchFor = (who: "server" | "lib", k: number) => {
-        const f = k % SMALL_FILES
+      // The fetch applies edit the server's files too, half the file ring away from the http ones.
+      const patchFor = (who: "server" | "lib" | "fetch", k: number) => {
+        const f = (k + (who === "fetch" ? SMALL_FILES / 2 : 0)) % SMALL_FILES
         const l = 3 + ((k * 7 + f * 3) % (SMALL_LINES - 6))
-        const lines = state[who][f]!
+        const lines = state[who === "fetch" ? "server" : who][f]!
         const next = `export const m${f}_v${l} = ${k} // ${who} op ${k}`
         const patch = oneLineUpdatePatch(names[f]!, lines, l, next)
         lines[l] = next
         return patch
       }
-      const samples = { server: [] as Array<number>, lib: [] as Array<number> }
+      const samples = { server: [] as Array<number>, lib: [] as Array<number>, fetch: [] as Array<number> }
       let error: string | undefined
       try {
         for (let k = 0; k < SMALL_WARMUP + SMALL_OPS; k++) {
-          const order = k % 2 === 0 ? (["server", "lib"] as const) : (["lib", "server"] as const)
+          // Rotated so no client always runs first; the fetch applies go to the same server and files.
+          const order = (["server", "lib", "fetch"] as const).map((_, i, all) => all[(i + k) % all.length]!)
           for (const who of order) {
             const patch = patchFor(who, k)
             const t0 = performance.now()
-            if (who === "server") await applyVia(s.url, token, patch, `small-${k}`, "codex")
-            else await lib.applyPatch(patch, { threadId: "bench", turnId: `small-${k}`, profile: "codex" })
+            if (who === "lib") await lib.applyPatch(patch, { threadId: "bench", turnId: `small-${k}`, profile: "codex" })
+            else await applyVia(s.url, token, patch, `small-${who}-${k}`, "codex", who === "fetch" ? "fetch" : "http")
             const ms = performance.now() - t0
             if (k >= SMALL_WARMUP) samples[who].push(ms)
           }
@@ -409,12 +440,14 @@ const main = async (): Promise<void> => {
       } finally {
         await lib.close()
       }
-      // The floor the server adds: one authenticated no-op round trip (fetch client + HTTP stack).
-      const roundTrips: Array<number> = []
-      for (let k = 0; k < 200; k++) {
+      // The floor the server adds: one authenticated no-op round trip (client + HTTP stack), with each client.
+      const roundTrips = { http: [] as Array<number>, fetch: [] as Array<number> }
+      const auth = { authorization: `Bearer ${token}` }
+      for (let k = 0; k < 400; k++) {
+        const client = k % 2 === 0 ? "http" : "fetch"
         const t0 = performance.now()
-        await fetch(`${s.url}/v1/whoami`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.text())
-        roundTrips.push(performance.now() - t0)
+        await (client === "http" ? request : viaFetch)(`${s.url}/v1/whoami`, "GET", auth)
+        roundTrips[client].push(performance.now() - t0)
       }
       if (error !== undefined) report(errorFigure(BENCH, metric, error, base))
       else {
@@ -431,7 +464,11 @@ const main = async (): Promise<void> => {
           n: samples.server.length,
           oursSpread: spread(samples.server),
           peerSpread: spread(samples.lib),
-          httpRoundTripMs: round(median(roundTrips)),
+          oursFetch: round(median(samples.fetch)),
+          ratioFetch: round(median(samples.fetch) / p),
+          oursFetchSpread: spread(samples.fetch),
+          httpRoundTripMs: round(median(roundTrips.http)),
+          fetchRoundTripMs: round(median(roundTrips.fetch)),
           ...base
         })
       }

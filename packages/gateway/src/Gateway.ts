@@ -6,8 +6,9 @@
  * otherwise (a non-loopback host needs `allowRemote`).
  *
  * It owns assembling the server (services over ONE history connection, handlers, routes, body
- * limit, bind address). It does not own the contract (`GatewayApi`), tokens (`Tokens`), grants
- * (`ViewGrants`) nor the command line (`forkjoin serve` in the CLI).
+ * limit, bind address, and the fast `POST /v1/apply` path placed in front of the router). It
+ * does not own the contract (`GatewayApi`), tokens (`Tokens`), grants (`ViewGrants`) nor the
+ * command line (`forkjoin serve` in the CLI).
  *
  * @since 0.1.0
  */
@@ -33,10 +34,11 @@ import { HttpServerRequest, MaxBodySize } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
-import { createServer } from "node:http"
+import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 import * as path from "node:path"
 import { Authorization, Caller, GatewayApi, Unauthorized } from "./GatewayApi.ts"
 import { toApiError } from "./internal/access.ts"
+import { type Front, makeFastApply } from "./internal/fastApply.ts"
 import { v1Handlers } from "./internal/handlers.ts"
 import { extraRoutes, type LoginCodes } from "./internal/routes.ts"
 import * as Tokens from "./Tokens.ts"
@@ -65,6 +67,11 @@ export interface ServeOptions {
   readonly loginThread?: string | undefined
   /** The lifetime of view grants (default 60 s). */
   readonly grantTtlMs?: number | undefined
+  /**
+   * Whether `POST /v1/apply` takes the fast path in front of the router (default `true`);
+   * `false` serves it through the router only (tests compare the two).
+   */
+  readonly fastApply?: boolean | undefined
 }
 
 /**
@@ -168,6 +175,23 @@ const tooLarge = (limit: number) =>
   )
 
 /**
+ * A node:http server whose `request` event goes first to a front handler (the fast apply path),
+ * then to its listeners (the effect router) when the front does not take it. Overriding `emit`
+ * keeps the router's own listener, its `checkContinue` and `upgrade` handling and its shutdown
+ * as they are.
+ */
+class FrontedServer extends Server {
+  front: Front | undefined = undefined
+  override emit(event: string, ...args: Array<unknown>): boolean {
+    if (event === "request" && this.front !== undefined) {
+      const [request, response] = args as [IncomingMessage, ServerResponse]
+      if (this.front(request, response, (q, s) => void super.emit("request", q, s))) return true
+    }
+    return super.emit(event, ...args)
+  }
+}
+
+/**
  * Starts the gateway in the current scope and resolves to its URL once it listens; the server
  * stops when the scope closes.
  *
@@ -195,12 +219,13 @@ export const serve = (
     const codes = makeCodes()
     let baseUrl = ""
     const api = HttpApiBuilder.layer(GatewayApi, { openapiPath: "/openapi.json" }).pipe(
-      Layer.provide(v1Handlers(grants, () => baseUrl)),
+      Layer.provide(v1Handlers(grants, () => baseUrl, options.pollMs ?? 250)),
       Layer.provide(authorizationLayer),
       Layer.provide(HttpApiMiddleware.layerProblemDetails({ includeDetails: true }))
     )
-    const app = Layer.mergeAll(api, extraRoutes({ grants, codes, pollMs: options.pollMs ?? 250 }))
+    const app = Layer.mergeAll(api, extraRoutes({ grants, codes }))
     const services = yield* Layer.build(servicesLayer(root, db))
+    const nodeServer = new FrontedServer()
     const server = HttpRouter.serve(app, {
       disableLogger: true,
       disableListenLog: true,
@@ -217,12 +242,13 @@ export const serve = (
       Layer.provide(Layer.succeed(References.TracerEnabled, false)),
       // A chunked body has no Content-Length to refuse up front: its reading stops at the cap.
       Layer.provide(Layer.succeed(MaxBodySize, ByteSize.bytes(maxBody))),
-      Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: options.port ?? DEFAULT_PORT, host }))
+      Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: options.port ?? DEFAULT_PORT, host }))
     )
     const built = yield* Layer.build(server).pipe(
       Effect.catchTag("ServeError", (cause) =>
         Effect.fail(new GatewayError({ reason: "Bind", message: `cannot listen on ${host}:${options.port ?? DEFAULT_PORT}: ${cause.message}`, cause })))
     )
+    if (options.fastApply !== false) nodeServer.front = makeFastApply(services, maxBody)
     const address = Context.get(built, HttpServer.HttpServer).address
     const port = address._tag === "UnixPathAddress" ? 0 : address.port
     baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}`

@@ -5,7 +5,7 @@
  * and the errors with their status codes. `OpenApi.fromApi(GatewayApi)` is `/openapi.json`.
  *
  * It owns the contract only. It does not own the handlers (`Gateway.ts`), the routes outside
- * the API (`/`, `/view/{grant}`, `/v1/events`, `/auth/exchange`) nor any behaviour.
+ * the API (`/`, `/view/{grant}`, `/auth/exchange`) nor any behaviour.
  *
  * @since 0.1.0
  */
@@ -25,7 +25,7 @@ import {
 import { MergeRun } from "@forkjoin/schema/MergeRun"
 import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Context from "effect/Context"
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity } from "effect/http-api"
 import * as Schema from "effect/Schema"
 
 // -------------------------------------------------------------------------------------
@@ -125,6 +125,24 @@ const paging = {
   maxBytes: Count(16 * 1024 * 1024)
 }
 
+/**
+ * One event of `GET /v1/events` (server-sent events, `text/event-stream`): `hello` first (the
+ * caller's thread and the last commit ordinal), then `record` for each committed record the
+ * caller sees and `run` when a visible run's status or update time changes. Each `data` is the
+ * JSON of the payload; a `: keep-alive` comment comes every 15 s of quiet.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const StreamEvent = Schema.Union([
+  Schema.Struct({
+    event: Schema.Literal("hello"),
+    data: Schema.fromJsonString(Schema.Struct({ thread: ThreadId, lastOrdinal: Schema.Number }))
+  }),
+  Schema.Struct({ event: Schema.Literal("record"), data: Schema.fromJsonString(PatchHistoryRecord) }),
+  Schema.Struct({ event: Schema.Literal("run"), data: Schema.fromJsonString(MergeRun) })
+])
+
 // -------------------------------------------------------------------------------------
 // api
 // -------------------------------------------------------------------------------------
@@ -176,7 +194,8 @@ export const V1 = HttpApiGroup.make("v1").add(
     payload: ViewGrantRequest,
     success: ViewGrantResponse,
     error: errors
-  })
+  }),
+  HttpApiEndpoint.get("events", "/events", { success: HttpApiSchema.StreamSse({ events: StreamEvent }), error: errors })
 ).middleware(Authorization).prefix("/v1")
 
 /**

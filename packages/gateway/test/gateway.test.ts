@@ -47,6 +47,18 @@ describe("the contract", () => {
     expect(r.json.paths["/v1/apply"].post.security).toEqual([{ bearer: [] }])
     expect(r.json.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "Bearer" })
   })
+
+  it("documents the event stream: GET /v1/events, bearer, text/event-stream with its three events", async () => {
+    const r = await call(`${gw.url}/openapi.json`)
+    const events = r.json.paths["/v1/events"]?.get
+    expect(events).toBeDefined()
+    expect(events.security).toEqual([{ bearer: [] }])
+    expect(Object.keys(events.responses)).toEqual(expect.arrayContaining(["200", "401"]))
+    const stream = events.responses["200"].content["text/event-stream"]
+    expect(stream).toBeDefined()
+    const text = JSON.stringify(stream) + JSON.stringify(r.json.components ?? {})
+    for (const name of ["hello", "record", "run"]) expect(text).toContain(`"${name}"`)
+  })
 })
 
 describe("tokens", () => {

@@ -11,7 +11,8 @@ import { HistoryViews } from "@forkjoin/history/Views"
 import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
 import * as Rollback from "@forkjoin/orchestrator/Rollback"
 import type { ConflictRecord } from "@forkjoin/schema/Conflict"
-import { InvocationId } from "@forkjoin/schema/Ids"
+import type { ApplyRequest } from "@forkjoin/schema/Gateway"
+import { InvocationId, type ThreadId } from "@forkjoin/schema/Ids"
 import type { MergeRun } from "@forkjoin/schema/MergeRun"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -21,6 +22,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, Caller, GatewayApi, NotFound, Rejected } from "../GatewayApi.ts"
 import { checkPath, type Grants } from "../ViewGrants.ts"
 import { requireSees, sees, toApiError } from "./access.ts"
+import { eventStream } from "./routes.ts"
 
 const childThreadOf = (c: ConflictRecord): string => `${c.runId}/${c.childId}`
 
@@ -36,28 +38,35 @@ const visibleRuns = (caller: string) =>
   })
 
 /**
- * The handlers of the `v1` group. `baseUrl` gives the server's own URL (known once bound), for
- * view-grant URLs.
+ * `POST /v1/apply` for `caller`: the thread rule (the payload's thread must be one the caller
+ * sees, 404 otherwise), then the engine. Shared by the router's handler and the fast path
+ * (`fastApply.ts`), so the two cannot drift.
  */
-export const v1Handlers = (grants: Grants, baseUrl: () => string) =>
+export const applyAs = (caller: ThreadId, payload: ApplyRequest) =>
+  Effect.gen(function*() {
+    const thread = payload.thread ?? caller
+    yield* requireSees(caller, thread, `thread ${thread}`)
+    const engine = yield* Engine
+    return yield* engine.applyPatch({
+      patch: payload.patch,
+      threadId: thread,
+      turnId: payload.turn,
+      ...(payload.invocation === undefined ? {} : { invocationId: InvocationId.make(payload.invocation) }),
+      profile: payload.profile ?? "native",
+      grant: payload.allowOverwrite === true ? EngineGrants.full : EngineGrants.writeCreateDirs
+    }).pipe(Effect.mapError(toApiError))
+  })
+
+/**
+ * The handlers of the `v1` group. `baseUrl` gives the server's own URL (known once bound), for
+ * view-grant URLs; `pollMs` is the event stream's poll interval.
+ */
+export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number) =>
   HttpApiBuilder.group(GatewayApi, "v1", (h) =>
     h
       .handle("whoami", () => Effect.map(Effect.service(Caller), (c) => ({ thread: c.thread })))
-      .handle("apply", ({ payload }) =>
-        Effect.gen(function*() {
-          const caller = (yield* Caller).thread
-          const thread = payload.thread ?? caller
-          yield* requireSees(caller, thread, `thread ${thread}`)
-          const engine = yield* Engine
-          return yield* engine.applyPatch({
-            patch: payload.patch,
-            threadId: thread,
-            turnId: payload.turn,
-            ...(payload.invocation === undefined ? {} : { invocationId: InvocationId.make(payload.invocation) }),
-            profile: payload.profile ?? "native",
-            grant: payload.allowOverwrite === true ? EngineGrants.full : EngineGrants.writeCreateDirs
-          }).pipe(Effect.mapError(toApiError))
-        }))
+      .handle("events", () => Effect.flatMap(Effect.service(Caller), (c) => eventStream(c.thread, pollMs)))
+      .handle("apply", ({ payload }) => Effect.flatMap(Effect.service(Caller), (c) => applyAs(c.thread, payload)))
       .handle("timeline", ({ query }) =>
         Effect.gen(function*() {
           const caller = (yield* Caller).thread

@@ -1,8 +1,8 @@
 /**
  * The gateway's routes outside the `HttpApi`: the history page (`GET /`), a file through a view
- * grant (`GET /view/{grant}`, the grant is the credential), the live event stream
- * (`GET /v1/events`, bearer token, server-sent events) and the one-time login code exchange
- * (`POST /auth/exchange`).
+ * grant (`GET /view/{grant}`, the grant is the credential) and the one-time login code exchange
+ * (`POST /auth/exchange`); and the body of the live event stream (`GET /v1/events`, an
+ * endpoint of the API since it is documented there).
  */
 import { Engine } from "@forkjoin/engine/Engine"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
@@ -16,7 +16,6 @@ import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as HttpRouter from "effect/http/HttpRouter"
-import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Tokens from "../Tokens.ts"
 import { type Grants, isBinary, MAX_VIEW_BYTES, renderFile } from "../ViewGrants.ts"
@@ -24,13 +23,6 @@ import { sees } from "./access.ts"
 import { PAGE_HTML } from "./page.ts"
 
 const json = (status: number, body: unknown) => HttpServerResponse.jsonUnsafe(body, { status })
-
-/** The bearer token of a request ("" when absent). */
-export const bearerOf = (request: HttpServerRequest): string => {
-  const header = request.headers["authorization"] ?? ""
-  const m = /^Bearer\s+(.+)$/i.exec(header)
-  return m === null ? "" : m[1]!.trim()
-}
 
 /** One-time login codes (`serve --open-url`): code → thread, each used once. */
 export interface LoginCodes {
@@ -109,71 +101,63 @@ const encoder = new TextEncoder()
 const sse = (event: string, data: unknown) => encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
 
 /**
- * The live stream: records committed by any process (read after the last ordinal seen) and
- * runs whose status or outcomes changed, only those the caller sees. Woken by the engine's
- * event PubSub for this server's own applies, and every `pollMs` for other processes'.
+ * The live stream of `GET /v1/events` for `caller` (authenticated by the API's middleware; the
+ * endpoint is `GatewayApi`'s, so the OpenAPI document describes it): records committed by any
+ * process (read after the last ordinal seen) and runs whose status or outcomes changed, only
+ * those the caller sees. Woken by the engine's event PubSub for this server's own applies, and
+ * every `pollMs` for other processes'.
  */
-const events = (pollMs: number) =>
-  HttpRouter.add("GET", "/v1/events", (request) =>
-    Effect.gen(function*() {
-      const auth = yield* Effect.result(Tokens.authenticate(bearerOf(request)))
-      if (Result.isFailure(auth)) {
-        const e = auth.failure
-        return e._tag === "TokenRefused"
-          ? json(401, { _tag: "Unauthorized", reason: e.reason, message: e.message })
-          : json(503, { _tag: "Unavailable", message: e.message })
+export const eventStream = (caller: ThreadId, pollMs: number) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const history = yield* HistoryStore
+    const store = yield* MergeStore
+    const views = yield* HistoryViews
+    const env = engine.environmentId
+    let last = (yield* Effect.orElseSucceed(history.identity(env), () => ({ lastOrdinal: 0 }))).lastOrdinal
+    const runStamp = new Map<string, string>()
+    for (const run of yield* Effect.orElseSucceed(store.listRuns({ environmentId: env }), () => [])) {
+      runStamp.set(run.runId, `${run.status}|${run.updatedAt}`)
+    }
+    let quiet = 0
+    const poll = Effect.gen(function*() {
+      const out: Array<Uint8Array> = []
+      for (;;) {
+        const records = yield* history.recordsAfter(env, last, 200)
+        for (const record of records) {
+          last = Math.max(last, record.commitOrdinal)
+          if (yield* sees(caller, record.threadId)) out.push(sse("record", record))
+        }
+        if (records.length < 200) break
       }
-      const caller = auth.success
-      const engine = yield* Engine
-      const history = yield* HistoryStore
-      const store = yield* MergeStore
-      const views = yield* HistoryViews
-      const env = engine.environmentId
-      let last = (yield* Effect.orElseSucceed(history.identity(env), () => ({ lastOrdinal: 0 }))).lastOrdinal
-      const runStamp = new Map<string, string>()
-      for (const run of yield* Effect.orElseSucceed(store.listRuns({ environmentId: env }), () => [])) {
-        runStamp.set(run.runId, `${run.status}|${run.updatedAt}`)
+      for (const run of yield* store.listRuns({ environmentId: env })) {
+        const stamp = `${run.status}|${run.updatedAt}`
+        if (runStamp.get(run.runId) === stamp) continue
+        runStamp.set(run.runId, stamp)
+        if (yield* sees(caller, run.threadId)) out.push(sse("run", run))
       }
-      let quiet = 0
-      const poll = Effect.gen(function*() {
-        const out: Array<Uint8Array> = []
-        for (;;) {
-          const records = yield* history.recordsAfter(env, last, 200)
-          for (const record of records) {
-            last = Math.max(last, record.commitOrdinal)
-            if (yield* sees(caller, record.threadId)) out.push(sse("record", record))
-          }
-          if (records.length < 200) break
-        }
-        for (const run of yield* store.listRuns({ environmentId: env })) {
-          const stamp = `${run.status}|${run.updatedAt}`
-          if (runStamp.get(run.runId) === stamp) continue
-          runStamp.set(run.runId, stamp)
-          if (yield* sees(caller, run.threadId)) out.push(sse("run", run))
-        }
-        // A comment line now and then keeps proxies and idle timers from closing the stream.
-        quiet = out.length === 0 ? quiet + 1 : 0
-        if (quiet * pollMs >= 15_000) {
-          quiet = 0
-          out.push(encoder.encode(": keep-alive\n\n"))
-        }
-        return out
-      }).pipe(Effect.orElseSucceed(() => [] as Array<Uint8Array>), Effect.provideService(HistoryViews, views))
-      const wake = Stream.merge(Stream.tick(`${pollMs} millis`), Stream.map(Stream.fromPubSub(engine.events), () => undefined))
-      const body = Stream.concat(
-        Stream.make(sse("hello", { thread: caller, lastOrdinal: last })),
-        wake.pipe(Stream.mapEffect(() => poll), Stream.flattenIterable)
-      )
-      return HttpServerResponse.stream(body, {
-        contentType: "text/event-stream",
-        headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
-      })
-    }))
+      // A comment line now and then keeps proxies and idle timers from closing the stream.
+      quiet = out.length === 0 ? quiet + 1 : 0
+      if (quiet * pollMs >= 15_000) {
+        quiet = 0
+        out.push(encoder.encode(": keep-alive\n\n"))
+      }
+      return out
+    }).pipe(Effect.orElseSucceed(() => [] as Array<Uint8Array>), Effect.provideService(HistoryViews, views))
+    const wake = Stream.merge(Stream.tick(`${pollMs} millis`), Stream.map(Stream.fromPubSub(engine.events), () => undefined))
+    const body = Stream.concat(
+      Stream.make(sse("hello", { thread: caller, lastOrdinal: last })),
+      wake.pipe(Stream.mapEffect(() => poll), Stream.flattenIterable)
+    )
+    return HttpServerResponse.stream(body, {
+      contentType: "text/event-stream",
+      headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
+    })
+  })
 
 /** The routes outside the API, over the gateway's services. */
 export const extraRoutes = (options: {
   readonly grants: Grants
   readonly codes: LoginCodes
-  readonly pollMs: number
 }) =>
-  Layer.mergeAll(page, view(options.grants), exchange(options.codes), events(options.pollMs))
+  Layer.mergeAll(page, view(options.grants), exchange(options.codes))

@@ -231,12 +231,10 @@ const applyThroughServer = (request: ApplyRequest, server: string) =>
     if (token === "") {
       return yield* new UsageError({ message: "--server needs a token in FORKJOIN_TOKEN; create one with 'forkjoin token create --thread T --workspace DIR'." })
     }
-    const Client = yield* Effect.promise(() => import("@forkjoin/gateway/Client"))
+    const Remote = yield* Effect.promise(() => import("@forkjoin/engine/Remote"))
     const record = yield* Effect.tryPromise({
       try: () =>
-        Client.applyRemote({
-          server,
-          token,
+        Remote.applyRemote({ url: server, token }, {
           patch: request.patchText,
           thread: request.threadId,
           turn: request.turnId ?? cliTurn,
@@ -246,7 +244,7 @@ const applyThroughServer = (request: ApplyRequest, server: string) =>
       catch: (e) =>
         e instanceof EngineError
           ? e
-          : e instanceof Client.RemoteError && (e.status === 0 || e.status === 401 || e.status === 404)
+          : e instanceof Remote.RemoteError && (e.status === 0 || e.status === 401 || e.status === 404)
           ? new UsageError({ message: `--server ${server}: ${e.message}`, cause: e })
           : new HistoryCommandError({ code: "gateway_failed", message: `--server ${server}: ${e instanceof Error ? e.message : String(e)}`, cause: e })
     })

@@ -20,15 +20,13 @@ import type { DiffPage, FilePage, TimelinePage, TurnPage } from "@forkjoin/schem
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
-import { PatchHistoryRecord as PatchHistoryRecordSchema } from "@forkjoin/schema/PatchHistoryRecord"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Engine, type EngineConfig, environmentIdOf, type Grant, Grants } from "./Engine.ts"
 import { openStateDirectory } from "./Policy.ts"
+import * as Remote from "./Remote.ts"
 import type { RepairReport } from "./internal/repair.ts"
 import { decodeRequestIds } from "./RequestIds.ts"
 
@@ -149,30 +147,10 @@ export const openWorkspace = async (dir: string, options: OpenOptions = {}): Pro
   }
 }
 
-// The gateway's wire (SPEC §11, `@forkjoin/gateway/GatewayApi`), spoken with the global `fetch`
-// only: the engine package cannot depend on the gateway, which depends on it.
-const remoteWorkspace = (root: string, server: { readonly url: string; readonly token: string }): Workspace => {
-  const base = server.url.replace(/\/+$/, "")
-  const request = async (route: string, init?: RequestInit): Promise<unknown> => {
-    const r = await fetch(`${base}/v1/${route}`, {
-      ...init,
-      headers: { authorization: `Bearer ${server.token}`, ...(init?.body === undefined ? {} : { "content-type": "application/json" }) }
-    })
-    const body: { _tag?: string; code?: string; stage?: number; paths?: Array<string>; message?: string } = await r.json().then(
-      (j: unknown) => (typeof j === "object" && j !== null ? j : {}),
-      () => ({})
-    )
-    if (r.ok) return body
-    // An engine refusal comes back as the same typed error a local apply rejects with.
-    const refusal = r.status === 422 ? Schema.decodeUnknownOption(EngineError)({ ...body, _tag: "EngineError" }) : Option.none()
-    if (Option.isSome(refusal)) throw refusal.value
-    throw Object.assign(new Error(body.message ?? `the gateway answered HTTP ${r.status}`), { code: body._tag ?? `http_${r.status}`, status: r.status })
-  }
-  const view = <A>(route: string, query: Record<string, string | number | boolean | undefined>): Promise<A> => {
-    const params = new URLSearchParams()
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v))
-    return request(`${route}?${params}`) as Promise<A>
-  }
+// Through a running gateway (`Remote`): the same surface, over HTTP to its resident engine.
+const remoteWorkspace = (root: string, server: Remote.Server): Workspace => {
+  const view = <A>(route: string, query: Record<string, string | number | boolean | undefined>): Promise<A> =>
+    Remote.viewRemote(server, route, query) as Promise<A>
   let real = root
   try {
     real = fs.realpathSync(root)
@@ -182,20 +160,15 @@ const remoteWorkspace = (root: string, server: { readonly url: string; readonly 
   return {
     root,
     environmentId: environmentIdOf(real),
-    applyPatch: async (text, o) =>
-      Schema.decodeUnknownSync(PatchHistoryRecordSchema)(
-        await request("apply", {
-          method: "POST",
-          body: JSON.stringify({
-            patch: text,
-            thread: o.threadId,
-            turn: o.turnId,
-            ...(o.invocationId === undefined ? {} : { invocation: o.invocationId }),
-            ...(o.profile === undefined ? {} : { profile: o.profile }),
-            ...(o.grant?.overwrite === true ? { allowOverwrite: true } : {})
-          })
-        })
-      ),
+    applyPatch: (text, o) =>
+      Remote.applyRemote(server, {
+        patch: text,
+        thread: o.threadId,
+        turn: o.turnId,
+        invocation: o.invocationId,
+        profile: o.profile,
+        ...(o.grant?.overwrite === true ? { allowOverwrite: true } : {})
+      }),
     repair: () => Promise.reject(new Error("repair runs in the server (on its start); it cannot be started through it")),
     history: {
       timeline: (r) => view("timeline", { thread: r.thread, turn: r.turn, descendants: r.descendants, cursor: r.cursor, limit: r.limit, maxBytes: r.maxBytes }),

@@ -1,11 +1,10 @@
 /**
  * `@forkjoin/gateway`: the resident HTTP server (`forkjoin serve`, SPEC §11). `Gateway` starts
  * it, `GatewayApi` is its contract, `Tokens`/`TokenStore` the bearer tokens bound to threads,
- * `ViewGrants` the short-lived file-view grants, `Client` a small fetch client for applies.
+ * `ViewGrants` the short-lived file-view grants. Its clients are in `@forkjoin/engine/Remote`.
  *
  * @since 0.1.0
  */
-export * as Client from "./Client.ts"
 export * as Gateway from "./Gateway.ts"
 export * as GatewayApi from "./GatewayApi.ts"
 export * as Tokens from "./Tokens.ts"

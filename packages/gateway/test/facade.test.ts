@@ -1,14 +1,15 @@
 /**
  * The library facade's `server` option: `openWorkspace(dir, { server })` applies and reads views
  * through a running gateway; an engine refusal rejects with the same typed `EngineError` as a
- * local apply; a bad token rejects with the gateway's answer. Also the CLI's fetch client.
+ * local apply; a bad token rejects with the gateway's answer (`RemoteError`). Also the client
+ * under both, `@forkjoin/engine/Remote` (`forkjoin apply --server`).
  */
 import { openWorkspace } from "@forkjoin/engine/Facade"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { applyRemote, RemoteError } from "../src/Client.ts"
+import { applyRemote, RemoteError } from "@forkjoin/engine/Remote"
 import { makeWorkspace, patchOf, type Started, start, tokenFor } from "./support.ts"
 
 let gw: Started
@@ -38,6 +39,7 @@ describe("openWorkspace(dir, { server })", () => {
     expect(refused).toBeInstanceOf(EngineError)
     expect(refused).toMatchObject({ code: "context_not_found", stage: expect.any(Number) })
     const outside = await ws.applyPatch(patchOf("*** Add File: x.txt", "+x"), { threadId: "elsewhere", turnId: "t3" }).catch((e: unknown) => e)
+    expect(outside).toBeInstanceOf(RemoteError)
     expect(outside).toMatchObject({ code: "NotFound", status: 404 })
     await ws.close()
     const bad = await openWorkspace(w.ws, { server: { url: gw.url, token: "nope" } })
@@ -45,16 +47,16 @@ describe("openWorkspace(dir, { server })", () => {
   })
 })
 
-describe("Client.applyRemote", () => {
+describe("Remote.applyRemote", () => {
   it("resolves to the record, rejects with EngineError or RemoteError", async () => {
-    const record = await applyRemote({ server: gw.url, token, patch: patchOf("*** Add File: c.txt", "+c"), turn: "c1" })
+    const record = await applyRemote({ url: gw.url, token }, { patch: patchOf("*** Add File: c.txt", "+c"), turn: "c1" })
     expect(record.threadId).toBe("lib")
-    const refused = await applyRemote({ server: gw.url, token, patch: patchOf("*** Add File: c.txt", "+c"), turn: "c2" }).catch((e: unknown) => e)
+    const refused = await applyRemote({ url: gw.url, token }, { patch: patchOf("*** Add File: c.txt", "+c"), turn: "c2" }).catch((e: unknown) => e)
     expect(refused).toBeInstanceOf(EngineError)
-    const unauthorized = await applyRemote({ server: gw.url, token: "x", patch: "", turn: "c3" }).catch((e: unknown) => e)
+    const unauthorized = await applyRemote({ url: gw.url, token: "x" }, { patch: "", turn: "c3" }).catch((e: unknown) => e)
     expect(unauthorized).toBeInstanceOf(RemoteError)
     expect(unauthorized).toMatchObject({ status: 401, code: "Unauthorized" })
-    const unreachable = await applyRemote({ server: "http://127.0.0.1:1", token, patch: "", turn: "c4" }).catch((e: unknown) => e)
+    const unreachable = await applyRemote({ url: "http://127.0.0.1:1", token }, { patch: "", turn: "c4" }).catch((e: unknown) => e)
     expect(unreachable).toMatchObject({ status: 0, code: "unreachable" })
   })
 })

@@ -17,7 +17,11 @@
  *                             (`openWorkspace` in this process), interleaved. Target: ratio <= 1.3.
  *                             Also `oursFetch`/`ratioFetch`: the same applies through the global
  *                             `fetch`, interleaved too, and `httpRoundTripMs`/`fetchRoundTripMs`
- *                             (an authenticated `GET /v1/whoami`).
+ *                             (an authenticated `GET /v1/whoami`). And the transport's floor,
+ *                             interleaved too: `floor`, the same applies through a bare node:http
+ *                             server whose handler is the library's apply (`openWorkspace` in a
+ *                             child process: no router, no auth, no schemas), `floorRatio`
+ *                             (`floor` / library) and `ratioToFloor` (ours / `floor`).
  *
  * Applies (figures 2 and 3) go through node:http with a keep-alive agent, the cheapest standard
  * client: undici's `fetch` adds about 0.4 ms per request by itself, a client cost and not the
@@ -61,6 +65,7 @@ const CLIENTS = argValue("--clients", 200)
 
 const LOAD_WORKERS = argValue("--workers", 2)
 const WORKER_FLAG = "--load-worker"
+const FLOOR_FLAG = "--floor-server"
 
 /** What one load worker measured. */
 interface LoadResult {
@@ -183,6 +188,45 @@ const startServer = (bin: string, ws: string): Promise<Server> =>
     child.stderr!.on("data", (d: Buffer) => (err += d.toString()))
     child.on("exit", (code) => reject(new Error(`forkjoin serve exited ${String(code)}: ${err.slice(0, 500)}`)))
   })
+
+/**
+ * The floor of an apply over HTTP in another process: a bare node:http server (this file, run
+ * with `FLOOR_FLAG`) whose only handler is the library's apply on `ws`.
+ */
+const startFloor = (ws: string): Promise<Server> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [process.argv[1]!, FLOOR_FLAG, ws], { stdio: ["ignore", "pipe", "inherit"] })
+    let out = ""
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString()
+      const nl = out.indexOf("\n")
+      if (nl >= 0) resolve({ url: (JSON.parse(out.slice(0, nl)) as { url: string }).url, child })
+    })
+    child.on("exit", (code) => reject(new Error(`the floor server exited ${String(code)}`)))
+  })
+
+const asFloorServer = async (ws: string): Promise<void> => {
+  const lib = await openWorkspace(ws)
+  const server = http.createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      const { patch, turn } = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { patch: string; turn: string }
+      lib.applyPatch(patch, { threadId: "bench", turnId: turn, profile: "codex" }).then(
+        (record) => {
+          const body = JSON.stringify(record)
+          res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body)
+        },
+        (e: unknown) => res.writeHead(500).end(String(e))
+      )
+    })
+  })
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}` }) + "\n")
+  })
+  process.on("SIGTERM", () => void lib.close().then(() => process.exit(0)))
+}
 
 const stopServer = async (s: Server): Promise<void> => {
   s.child.removeAllListeners("exit")
@@ -399,14 +443,17 @@ const main = async (): Promise<void> => {
       )
       const serverWs = path.join(tmp, "small-server")
       const libWs = path.join(tmp, "small-lib")
-      for (const ws of [serverWs, libWs]) names.forEach((n, f) => writeSynced(path.join(ws, n), Buffer.from(content[f]!.join("\n") + "\n")))
-      const state = { server: content.map((c) => [...c]), lib: content.map((c) => [...c]) }
+      const floorWs = path.join(tmp, "small-floor")
+      for (const ws of [serverWs, libWs, floorWs]) names.forEach((n, f) => writeSynced(path.join(ws, n), Buffer.from(content[f]!.join("\n") + "\n")))
+      const state = { server: content.map((c) => [...c]), lib: content.map((c) => [...c]), floor: content.map((c) => [...c]) }
       const s = await startServer(bin, serverWs)
       servers.push(s)
+      const floor = await startFloor(floorWs)
+      servers.push(floor)
       const token = tokenFor(bin, serverWs, "bench")
       const lib = await openWorkspace(libWs)
       // The fetch applies edit the server's files too, half the file ring away from the http ones.
-      const patchFor = (who: "server" | "lib" | "fetch", k: number) => {
+      const patchFor = (who: "server" | "lib" | "fetch" | "floor", k: number) => {
         const f = (k + (who === "fetch" ? SMALL_FILES / 2 : 0)) % SMALL_FILES
         const l = 3 + ((k * 7 + f * 3) % (SMALL_LINES - 6))
         const lines = state[who === "fetch" ? "server" : who][f]!
@@ -415,22 +462,25 @@ const main = async (): Promise<void> => {
         lines[l] = next
         return patch
       }
-      const samples = { server: [] as Array<number>, lib: [] as Array<number>, fetch: [] as Array<number> }
+      const samples = { server: [] as Array<number>, lib: [] as Array<number>, fetch: [] as Array<number>, floor: [] as Array<number> }
       let error: string | undefined
       try {
         for (let k = 0; k < SMALL_WARMUP + SMALL_OPS; k++) {
           // Rotated so no client always runs first; the fetch applies go to the same server and files.
-          const order = (["server", "lib", "fetch"] as const).map((_, i, all) => all[(i + k) % all.length]!)
+          const order = (["server", "lib", "fetch", "floor"] as const).map((_, i, all) => all[(i + k) % all.length]!)
           for (const who of order) {
             const patch = patchFor(who, k)
             const t0 = performance.now()
             if (who === "lib") await lib.applyPatch(patch, { threadId: "bench", turnId: `small-${k}`, profile: "codex" })
-            else await applyVia(s.url, token, patch, `small-${who}-${k}`, "codex", who === "fetch" ? "fetch" : "http")
+            else if (who === "floor") {
+              const r = await request(`${floor.url}/apply`, "POST", { "content-type": "application/json" }, JSON.stringify({ patch, turn: `small-${k}` }))
+              if (r.status !== 200) throw new Error(`the floor server answered ${r.status}: ${r.text.slice(0, 300)}`)
+            } else await applyVia(s.url, token, patch, `small-${who}-${k}`, "codex", who === "fetch" ? "fetch" : "http")
             const ms = performance.now() - t0
             if (k >= SMALL_WARMUP) samples[who].push(ms)
           }
         }
-        for (const [who, ws] of [["server", serverWs], ["lib", libWs]] as const) {
+        for (const [who, ws] of [["server", serverWs], ["lib", libWs], ["floor", floorWs]] as const) {
           names.forEach((n, f) => {
             if (fs.readFileSync(path.join(ws, n), "utf8") !== state[who][f]!.join("\n") + "\n") error ??= `${who}: ${n} holds unexpected bytes`
           })
@@ -469,10 +519,16 @@ const main = async (): Promise<void> => {
           oursFetchSpread: spread(samples.fetch),
           httpRoundTripMs: round(median(roundTrips.http)),
           fetchRoundTripMs: round(median(roundTrips.fetch)),
+          floor: round(median(samples.floor)),
+          floorRatio: round(median(samples.floor) / p),
+          ratioToFloor: round(o / median(samples.floor)),
+          floorSpread: spread(samples.floor),
           ...base
         })
       }
+      await stopServer(floor)
       await stopServer(s)
+      servers.pop()
       servers.pop()
     }
   } finally {
@@ -492,6 +548,7 @@ const asWorker = async (): Promise<void> => {
 }
 
 if (process.argv[2] === WORKER_FLAG) await asWorker()
+else if (process.argv[2] === FLOOR_FLAG) await asFloorServer(process.argv[3]!)
 else await main().then(
   () => {
     if (!wantsJson(argv)) printTable(figures)

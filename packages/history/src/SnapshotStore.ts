@@ -302,10 +302,10 @@ const manifestOf = (c: Connection, row: SnapshotRow, memo?: ReadonlyMap<number, 
 const cacheKey = (hash: Uint8Array): string => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex")
 
 /**
- * The bytes of chunks by id: each row read once (a delta's body with it, a whole chunk's body
- * only when the cache does not hold it), every whole compressed chunk needed (directly or at
- * the root of a delta chain) decompressed, and each delta chain composed and joined once.
- * Returns the bytes and the cache keys of what it built.
+ * The bytes of chunks by id: the rows of the chunks and of their delta bases in one query, the
+ * bodies the cache does not hold in another, every whole compressed chunk needed (directly or
+ * at the root of a delta chain) decompressed once, and each delta chain composed and joined
+ * once. Returns the bytes and the cache keys of what it built.
  */
 const materialize = (
   c: Connection,

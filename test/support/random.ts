@@ -3,15 +3,21 @@
 /** A small deterministic PRNG (mulberry32). */
 export const prng = (seed: number) => {
   let a = seed >>> 0
-  const next = (): number => {
+  const uint32 = (): number => {
     a = (a + 0x6d2b79f5) >>> 0
     let t = a
     t = Math.imul(t ^ (t >>> 15), t | 1)
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+    return (t ^ (t >>> 14)) >>> 0
   }
+  const next = (): number => uint32() / 4294967296
   return {
+    /** The next value in [0, 1). */
     next,
+    /** The next raw 32-bit value. */
+    uint32,
+    /** `n` bytes, each the top byte of the next value (incompressible). */
+    bytes: (n: number): Uint8Array => new Uint8Array(n).map(() => uint32() >>> 24),
     int: (n: number): number => Math.floor(next() * n),
     pick: <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(next() * xs.length)]!
   }

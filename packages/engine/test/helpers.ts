@@ -7,33 +7,15 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { Engine, type EngineConfig } from "../src/Engine.ts"
+import { sandboxes, writeTree } from "../../../test/support/sandbox.ts"
 import { hashTree } from "../../../test/support/tree.ts"
 
-const sandboxes: Array<string> = []
+/** Fresh temp workspaces (no `.forkjoin/` yet); `removeSandboxes` removes every one made. */
+export const { makeWorkspace, removeSandboxes } = sandboxes("fj-engine-", { stateDir: false })
 
-/** A fresh temp workspace (removed by `removeSandboxes`). */
-export const makeWorkspace = (files: Record<string, string> = {}): string => {
-  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "fj-engine-"))
-  sandboxes.push(ws)
-  writeTree(ws, files)
-  return ws
-}
-
-/** Writes `files` (relative path → text) under `root`. */
-export const writeTree = (root: string, files: Record<string, string>): void => {
-  for (const [rel, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
-    fs.writeFileSync(path.join(root, rel), text)
-  }
-}
-
-/** Removes every sandbox made by `makeWorkspace`. */
-export const removeSandboxes = (): void => {
-  for (const s of sandboxes.splice(0)) fs.rmSync(s, { recursive: true, force: true })
-}
+export { writeTree }
 
 /** Hash of the workspace tree excluding forkjoin's own state directory. */
 export const treeHash = (ws: string): string => {

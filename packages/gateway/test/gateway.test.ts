@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { call, makeWorkspace, patchOf, registerThread, revokeToken, type Started, start, tokenFor } from "./support.ts"
+import { call, makeWorkspace, openEvents, patchOf, registerThread, revokeToken, type Started, start, tokenFor } from "./support.ts"
 
 const FILES = { "a.txt": "one\ntwo\nthree\n", "slots.txt": "slot-1\nx\nslot-2\nx\nslot-3\nx\nslot-4\n" }
 
@@ -215,25 +215,16 @@ describe("provider events", () => {
 
 describe("the event stream", () => {
   it("streams applied records the caller sees, not others'", async () => {
-    const controller = new AbortController()
-    const response = await fetch(`${gw.url}/v1/events`, { headers: { authorization: `Bearer ${child}` }, signal: controller.signal })
-    expect(response.status).toBe(200)
-    expect(response.headers.get("content-type")).toMatch(/text\/event-stream/)
-    const reader = response.body!.getReader()
-    let seen = ""
-    const until = async (pattern: RegExp) => {
-      while (!pattern.test(seen)) {
-        const chunk = await reader.read()
-        if (chunk.done) break
-        seen += new TextDecoder().decode(chunk.value)
-      }
-    }
+    const events = await openEvents(gw.url, child)
+    expect(events.response.status).toBe(200)
+    expect(events.response.headers.get("content-type")).toMatch(/text\/event-stream/)
+    const until = events.until
     await until(/event: hello/)
     await call(`${gw.url}/v1/apply`, { token: parent, body: { patch: patchOf("*** Add File: p-only.txt", "+p"), turn: "s1" } })
     await call(`${gw.url}/v1/apply`, { token: child, body: { patch: patchOf("*** Add File: c-live.txt", "+c"), turn: "s2" } })
     await until(/c-live\.txt/)
-    controller.abort()
-    expect(seen).toMatch(/event: record\ndata: .*"threadId":"parent\/child"/)
-    expect(seen).not.toMatch(/p-only\.txt/)
+    events.close()
+    expect(events.seen()).toMatch(/event: record\ndata: .*"threadId":"parent\/child"/)
+    expect(events.seen()).not.toMatch(/p-only\.txt/)
   })
 })

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { buildCli, call, conflictCase, runCli, type Started, start, tokenFor } from "./support.ts"
+import { buildCli, call, conflictCase, openEvents, runCli, type Started, start, tokenFor } from "./support.ts"
 
 let gw: Started
 let c: ReturnType<typeof conflictCase>
@@ -66,17 +66,8 @@ describe("merge runs", () => {
     expect((await call(url, { token: cli, body: { kind: "merge" } })).status).toBe(400)
     expect((await call(url, { token: cli, body: { kind: "content" } })).json).toMatchObject({ _tag: "BadRequest" })
     expect((await call(url, { token: cli, body: { kind: "apply", content: "x" } })).status).toBe(400)
-    const controller = new AbortController()
-    const stream = await fetch(`${gw.url}/v1/events`, { headers: { authorization: `Bearer ${cli}` }, signal: controller.signal })
-    const reader = stream.body!.getReader()
-    let seen = ""
-    const until = async (pattern: RegExp) => {
-      while (!pattern.test(seen)) {
-        const chunk = await reader.read()
-        if (chunk.done) break
-        seen += new TextDecoder().decode(chunk.value)
-      }
-    }
+    const events = await openEvents(gw.url, cli)
+    const until = events.until
     await until(/event: hello/)
     const merged = "F1-first and second\nf2\nf3\nf4\nf5\nf6\n"
     const r = await call(url, { token: cli, body: { kind: "content", content: merged } })
@@ -86,7 +77,7 @@ describe("merge runs", () => {
     expect(fs.readFileSync(path.join(c.ws, "m/f.txt"), "utf8")).toBe(merged)
     expect(fs.readFileSync(path.join(c.ws, "m/other.txt"), "utf8")).toBe("O1\n")
     await until(/event: run\ndata: .*"status":"applied"/)
-    controller.abort()
+    events.close()
     const again = await call(url, { token: cli, body: { kind: "discard" } })
     expect(again).toMatchObject({ status: 422, json: { code: "conflict_already_resolved" } })
   })

@@ -88,6 +88,30 @@ export const call = async (
   return { status: r.status, headers: r.headers, text, json }
 }
 
+/**
+ * Opens the gateway's event stream with `token`: the response, `until(pattern)` (reads until the
+ * text seen so far matches, or the stream ends), `seen()` and `close()`.
+ */
+export const openEvents = async (url: string, token: string) => {
+  const controller = new AbortController()
+  const response = await fetch(`${url}/v1/events`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal })
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let seen = ""
+  return {
+    response,
+    until: async (pattern: RegExp): Promise<void> => {
+      while (!pattern.test(seen)) {
+        const chunk = await reader.read()
+        if (chunk.done) break
+        seen += decoder.decode(chunk.value)
+      }
+    },
+    seen: () => seen,
+    close: () => controller.abort()
+  }
+}
+
 /** A patch from its body lines. */
 export const patchOf = (...body: ReadonlyArray<string>): string => ["*** Begin Patch", ...body, "*** End Patch"].join("\n")
 

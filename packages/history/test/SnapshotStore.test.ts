@@ -14,34 +14,20 @@ import type { Sha256Hash } from "@forkjoin/schema"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import fc from "fast-check"
+import { prng } from "../../../test/support/random.ts"
 
 const layer = () => Sqlite.layerMemory(sqliteOptions())
 
 /** Seeded source-like text of `n` bytes. */
 const text = (seed: number, n: number): Uint8Array => {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return (t ^ (t >>> 14)) >>> 0
-  }
+  const next = prng(seed).uint32
   let s = ""
   while (s.length < n) s += `  const item${next() % 5000} = compute(value${next() % 300}, ${next() % 100000})\n`
   return new TextEncoder().encode(s.slice(0, n))
 }
 
 /** Seeded incompressible bytes (nothing to share or compress: stored raw, in packs). */
-const noise = (seed: number, n: number): Uint8Array => {
-  let a = seed >>> 0
-  const out = new Uint8Array(n)
-  for (let i = 0; i < n; i++) {
-    a = (Math.imul(a, 1664525) + 1013904223) >>> 0
-    out[i] = a >>> 24
-  }
-  return out
-}
+const noise = (seed: number, n: number): Uint8Array => prng(seed).bytes(n)
 
 /** `bytes` with `inserted` replacing `removed` bytes at `at`. */
 const splice = (bytes: Uint8Array, at: number, removed: number, inserted: Uint8Array): Uint8Array =>

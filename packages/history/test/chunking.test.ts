@@ -20,17 +20,11 @@ import {
   joinPieces,
   makeDelta
 } from "../src/internal/snapshotCodec.ts"
+import { prng } from "../../../test/support/random.ts"
 
 /** Seeded text of `n` bytes: lines of pseudo-random words, like source code. */
 const text = (seed: number, n: number): Uint8Array => {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return (t ^ (t >>> 14)) >>> 0
-  }
+  const next = prng(seed).uint32
   const words = ["const", "value", "return", "if", "index", "buffer", "=>", "(", ")", "{", "}", "await", "result"]
   let s = ""
   while (s.length < n) {
@@ -40,16 +34,7 @@ const text = (seed: number, n: number): Uint8Array => {
 }
 
 /** Seeded incompressible bytes. */
-const noise = (seed: number, n: number): Uint8Array => {
-  let a = seed >>> 0
-  return new Uint8Array(n).map(() => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return (t ^ (t >>> 14)) >>> 24
-  })
-}
+const noise = (seed: number, n: number): Uint8Array => prng(seed).bytes(n)
 
 const chunksOf = (bytes: Uint8Array): Array<string> => {
   const out: Array<string> = []

@@ -6,31 +6,16 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
+import { sandboxes } from "../../../test/support/sandbox.ts"
 import { BlobStore, type BlobStoreError } from "../src/BlobStore.ts"
 
-const sandboxes: Array<string> = []
 
 /**
- * A fresh temp workspace holding `files` (relative path → text or bytes), with its
- * `.forkjoin/` already there (so starting an engine later does not change the root directory).
+ * Fresh temp workspaces holding files (relative path → text or bytes), with their `.forkjoin/`
+ * already there; `removeSandboxes` removes every one made.
  */
-export const makeWorkspace = (files: Record<string, string | Uint8Array> = {}): string => {
-  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "fj-runtime-"))
-  sandboxes.push(ws)
-  fs.mkdirSync(path.join(ws, ".forkjoin"))
-  for (const [rel, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true })
-    fs.writeFileSync(path.join(ws, rel), content)
-  }
-  return ws
-}
-
-/** Removes every workspace made by `makeWorkspace`. */
-export const removeSandboxes = (): void => {
-  for (const s of sandboxes.splice(0)) fs.rmSync(s, { recursive: true, force: true })
-}
+export const { makeWorkspace, removeSandboxes } = sandboxes("fj-runtime-")
 
 /**
  * Every entry of the tree except forkjoin's own `.forkjoin/` (engine state, run artifacts):

@@ -7,29 +7,12 @@ import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import { ThreadId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
+import { sandboxes } from "../../../../test/support/sandbox.ts"
 import { type ModelServer, type Script, startModelServer } from "./modelServer.ts"
 
-const sandboxes: Array<string> = []
-
-/** A temp workspace holding `files`, with its `.forkjoin/`. */
-export const makeWorkspace = (files: Record<string, string> = {}): string => {
-  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "fj-drivers-"))
-  sandboxes.push(ws)
-  fs.mkdirSync(path.join(ws, ".forkjoin"))
-  for (const [rel, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true })
-    fs.writeFileSync(path.join(ws, rel), content)
-  }
-  return ws
-}
-
-/** Removes the workspaces made so far. */
-export const removeSandboxes = (): void => {
-  for (const s of sandboxes.splice(0)) fs.rmSync(s, { recursive: true, force: true })
-}
+/** Temp workspaces holding files, with their `.forkjoin/`; `removeSandboxes` removes them. */
+export const { makeWorkspace, removeSandboxes } = sandboxes("fj-drivers-")
 
 /** The API key the tests configure: it must never show up in an artifact or a message. */
 export const SECRET = "sk-test-secret-do-not-log"

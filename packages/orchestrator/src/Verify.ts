@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { killChild } from "./ChildProcesses.ts"
 
 /** Lines of output kept from a verification run. */
 const TAIL_LINES = 40
@@ -65,7 +66,7 @@ export const run = (verify: VerifyCommand, cwd: string, log: string): Effect.Eff
     const child = spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"] })
     const timer = setTimeout(() => {
       timedOut = true
-      child.kill("SIGKILL")
+      killChild(child)
     }, verify.timeoutMs)
     child.stdout.on("data", keep)
     child.stderr.on("data", keep)
@@ -81,6 +82,6 @@ export const run = (verify: VerifyCommand, cwd: string, log: string): Effect.Eff
     })
     return Effect.sync(() => {
       clearTimeout(timer)
-      child.kill("SIGKILL")
+      killChild(child)
     })
   })

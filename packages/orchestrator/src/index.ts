@@ -3,10 +3,11 @@
  * end to end, `Join` applies children one transaction each (or atomically), `Conflicts` lists
  * and resolves what the join held back, `Rollback` undoes one transaction, `Verify` runs a
  * plan's verification command, `Revalidate` checks an untrusted changeset, `Gc` removes the
- * artifacts of finished runs.
+ * artifacts of finished runs, `ChildProcesses` ends child processes without risking the caller's.
  *
  * @since 0.1.0
  */
+export * as ChildProcesses from "./ChildProcesses.ts"
 export * as Conflicts from "./Conflicts.ts"
 export * as Gc from "./Gc.ts"
 export * as Join from "./Join.ts"

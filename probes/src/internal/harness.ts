@@ -12,6 +12,7 @@
 import { Engine } from "@forkjoin/engine/Engine"
 import { openStateDirectory } from "@forkjoin/engine/Policy"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { killChild } from "@forkjoin/orchestrator/ChildProcesses"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import * as Children from "@forkjoin/runtime/Children"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
@@ -360,9 +361,7 @@ export const cli = (
     // A child killed before reading its stdin closes the pipe: that is the fault firing, not an error.
     child.stdin.on("error", () => {})
     child.stdin.end(options.stdin ?? "")
-    return Effect.sync(() => {
-      child.kill("SIGKILL")
-    })
+    return Effect.sync(() => killChild(child))
   }).pipe(Effect.timeoutOrElse({
     duration: CLI_TIMEOUT_MS,
     orElse: () => Effect.fail(new ScenarioError({ operation: `Running forkjoin ${args[0] ?? ""}`, detail: `it did not end within ${CLI_TIMEOUT_MS / 1000} s and was killed` }))

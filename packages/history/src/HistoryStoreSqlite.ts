@@ -4,7 +4,7 @@
  * allocated as `MAX + 1` under `BEGIN IMMEDIATE`, so concurrent processes never collide or
  * leave gaps. Rows are encoded with the record schemas and validated again on read.
  *
- * It owns the table layout (migrations 1–4) and the store's transactions. It does not own the
+ * It owns the table layout (migrations 1–5) and the store's transactions. It does not own the
  * connection policy (`Sqlite`), how snapshot bytes are laid out (`SnapshotStore`), nor the
  * history views, which read the same tables later.
  *
@@ -36,6 +36,7 @@
  * when a store opens the database (`make`): a process killed midway leaves whole steps done,
  * reads find a row on either side meanwhile, and the next open continues. A committed intent's
  * JSON is emptied (its record holds the draft; only open intents are ever read back).
+ * Migration 5: a chunk may be a one-hop patch of a whole chunk (`SnapshotStore.allowPatches`).
  *
  * @since 0.1.0
  */
@@ -208,6 +209,11 @@ const migrations: ReadonlyArray<Migration> = [
       // The record holds the draft; only open intents are read back (startup repair, gaps).
       c.exec("UPDATE intents SET intent_json = '' WHERE status = 'committed' AND intent_id IN (SELECT intent_id FROM records)")
     }
+  },
+  {
+    version: 5,
+    name: "snapshot store: chunks may be one-hop patches of a whole chunk",
+    up: SnapshotStore.allowPatches
   }
 ]
 

@@ -1,13 +1,14 @@
 /**
  * The snapshot store of a history database (SPEC §4.2–4.3): the bytes of every file
  * version, addressed by `sha256:<hex>` of the whole, kept as content-defined chunks that
- * versions share. A chunk is stored once: compressed, or as a small delta against the chunk it
- * replaced; a snapshot is its list of chunk ids (a manifest), whole or as an edit of its base's
- * manifest. Both delta chains are bounded. Reading reassembles the bytes and checks them
- * against the snapshot's hash and size: a missing or damaged chunk is a `StoreError` naming the
- * snapshot, never wrong bytes.
+ * versions share. A chunk is stored once: whole (compressed when that pays), or as a small patch
+ * of the whole chunk below the one it replaced, so rebuilding any chunk is one hop; a snapshot
+ * is its list of chunk ids (a manifest), whole or as an edit of its base's manifest (a bounded
+ * chain). Reading writes each chunk into its place in one buffer and checks the bytes against
+ * the snapshot's hash and size: a missing or damaged chunk is a `StoreError` naming the snapshot,
+ * never wrong bytes.
  *
- * It owns the `snapshots` and `chunks` tables (history migration 4), the move of the first
+ * It owns the `snapshots` and `chunks` tables (history migrations 4 and 5), the move of the first
  * release's `blobs` table into them, and the low level of retention (marking snapshots pruned,
  * dropping the chunks nothing unpruned needs). It does not own which snapshots records still
  * need (`HistoryStoreSqlite` decides that), nor transactions: every function runs on the
@@ -15,8 +16,9 @@
  *
  * Layout:
  * - `chunks(id PK, hash UNIQUE (32-byte sha256 of the chunk), size, codec, base, depth, pack,
- *   pack_at)`: `codec` 0 raw, 1 LZ4 block, 2 delta against chunk `base`; `depth` counts deltas
- *   down to a whole chunk;
+ *   pack_at)`: `codec` 0 raw, 1 LZ4 block, 3 patch of the whole chunk `base` (depth 1), or 2
+ *   delta against chunk `base` (`depth` deltas down to a whole chunk; written by the first
+ *   chunked release, read only);
  * - `chunk_bodies(id PK, data)`: a chunk's stored bytes under its id; the raw chunks one
  *   snapshot adds share the first one's row (a pack: the others name it in `pack`, with their
  *   offset `pack_at`);
@@ -26,23 +28,30 @@
  *
  * @since 0.1.0
  */
-import { sha256 } from "@forkjoin/patch/Bytes"
+import { sameBytes, sha256 } from "@forkjoin/patch/Bytes"
 import type { Sha256Hash } from "@forkjoin/schema"
 import * as Schema from "effect/Schema"
 import { StoreError } from "./HistoryStore.ts"
 import { cutPoints } from "./internal/chunking.ts"
 import {
-  applyDeltaPieces,
+  applyDeltaSpans,
   applyManifestDelta,
   Codec,
   CodecError,
+  commonEnds,
   compressChunk,
   decodeManifest,
+  decodePatch,
+  decompressChunk,
   encodeManifest,
   encodeManifestDelta,
-  decompressChunk,
+  encodePatch,
   joinPieces,
-  makeDelta
+  renderSpans,
+  type Span,
+  spliceSpans,
+  wholeSpans,
+  writeSpans
 } from "./internal/snapshotCodec.ts"
 import type { Connection } from "./Sqlite.ts"
 
@@ -194,14 +203,42 @@ export const createTables = (c: Connection): void =>
     );
   `)
 
-// Deltas of deltas, up to this many: reading a chunk or a manifest then costs at most this many
-// row reads and splices of a few tens of KB (git packs use 50); past it a version is stored
-// whole again, which a file edited at one spot pays once per this many edits.
+/**
+ * History migration 5: chunks may be patches (`Codec.patch`). Rebuilds the `chunks` table with
+ * the wider check (SQLite cannot alter one); rows, ids and bodies stay as they are, and the
+ * first chunked release's deltas stay readable.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const allowPatches = (c: Connection): void =>
+  c.exec(`
+    CREATE TABLE chunks_v5 (
+      id    INTEGER PRIMARY KEY,
+      hash  BLOB NOT NULL UNIQUE,
+      size  INTEGER NOT NULL CHECK (size >= 0),
+      codec INTEGER NOT NULL CHECK (codec IN (0, 1, 2, 3)),
+      base  INTEGER,
+      depth INTEGER NOT NULL CHECK (depth >= 0),
+      pack    INTEGER,
+      pack_at INTEGER NOT NULL DEFAULT 0 CHECK (pack_at >= 0)
+    );
+    INSERT INTO chunks_v5 (id, hash, size, codec, base, depth, pack, pack_at)
+      SELECT id, hash, size, codec, base, depth, pack, pack_at FROM chunks;
+    DROP TABLE chunks;
+    ALTER TABLE chunks_v5 RENAME TO chunks;
+  `)
+
+// Manifest edits of manifest edits, up to this many: reading a manifest then costs at most this
+// many row reads of a few bytes; past it a manifest is stored whole again. Chunks written by
+// the first chunked release were deltas of deltas bounded the same way (read, never written).
 const MAX_CHUNK_DEPTH = 64
 const MAX_MANIFEST_DEPTH = 64
-// A chunk delta is kept when the bytes it carries are at most this share of the chunk.
-const DELTA_SHARE = 1 / 8
-const DELTA_FLOOR = 256
+// A chunk is stored as a patch of the whole chunk below the one it replaces while the patch is
+// at most this share of it (or this floor): every version of a chunk edited again and again
+// carries all its edits since that whole chunk, so past the bound it is stored whole again.
+const PATCH_SHARE = 1 / 16
+const PATCH_FLOOR = 256
 
 const SQL = {
   snapshot: "SELECT id, size, base, depth, manifest, pruned_at FROM snapshots WHERE hash = ?",
@@ -210,12 +247,11 @@ const SQL = {
   insertSnapshot: "INSERT INTO snapshots (hash, size, base, depth, manifest) VALUES (?, ?, ?, ?, ?)",
   restoreSnapshot: "UPDATE snapshots SET size = ?, base = ?, depth = ?, manifest = ?, pruned_at = NULL WHERE id = ?",
   chunkId: "SELECT id FROM chunks WHERE hash = ?",
-  chunkMeta: "SELECT id, hash, size, codec, base, depth, pack, pack_at FROM chunks WHERE id = ?",
   // The chunks with the given ids and every delta base below them (UNION: each row once, and a
   // damaged table with a cycle still ends).
   chunkClosure: `WITH RECURSIVE need(id) AS (
       SELECT value FROM json_each(?)
-      UNION SELECT c.base FROM chunks c JOIN need ON c.id = need.id WHERE c.codec = 2 AND c.base IS NOT NULL
+      UNION SELECT c.base FROM chunks c JOIN need ON c.id = need.id WHERE c.codec IN (2, 3) AND c.base IS NOT NULL
     )
     SELECT c.id, c.hash, c.size, c.codec, c.base, c.depth, c.pack, c.pack_at FROM need JOIN chunks c ON c.id = need.id`,
   chunkBodies: "SELECT id, data FROM chunk_bodies WHERE id IN (SELECT value FROM json_each(?))",
@@ -254,11 +290,6 @@ interface ChunkMeta {
   /** The `chunk_bodies` row holding a raw chunk's bytes with others', at byte `pack_at`; null: its own row. */
   readonly pack: number | null
   readonly pack_at: number
-}
-
-/** A chunk's row, and a delta's body (small) once read. */
-interface ChunkHead extends ChunkMeta {
-  readonly delta: Uint8Array | null
 }
 
 // -------------------------------------------------------------------------------------
@@ -301,42 +332,54 @@ const manifestOf = (c: Connection, row: SnapshotRow, memo?: ReadonlyMap<number, 
 /** The cache key of a chunk: its 32-byte hash in hex. */
 const cacheKey = (hash: Uint8Array): string => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex")
 
+/** How a chunk's bytes are rebuilt: spans of the bytes of chunk `root` (whole, or cached). */
+interface Plan {
+  readonly root: number
+  readonly spans: ReadonlyArray<Span>
+}
+
+/** The chunks of one read: their rows, how each is rebuilt, and the bytes of the roots it needs. */
+interface Resolved {
+  readonly metas: ReadonlyMap<number, ChunkMeta>
+  readonly plans: ReadonlyMap<number, Plan>
+  readonly roots: ReadonlyMap<number, Uint8Array>
+  /** The roots this read decompressed, with their cache keys. */
+  readonly decompressed: ReadonlyMap<number, string>
+}
+
+const isWhole = (meta: ChunkMeta): boolean => meta.codec === Codec.raw || meta.codec === Codec.lz4
+
 /**
- * The bytes of chunks by id: the rows of the chunks and of their delta bases in one query, the
- * bodies the cache does not hold in another, every whole compressed chunk needed (directly or
- * at the root of a delta chain) decompressed once, and each delta chain composed and joined
- * once. Returns the bytes and the cache keys of what it built.
+ * How to rebuild chunks by id, in two queries: the rows of the chunks and of every base below
+ * them (one recursive query), then the bodies the cache does not make unnecessary. A patch is
+ * one hop from a whole chunk; a delta chain of the first chunked release is composed into spans
+ * of its root. With `shortcut`, a chunk the cache holds is its own root (reads); without, roots
+ * are always whole chunks of the table (writes: a patch must name a stored base).
  */
-const materialize = (
-  c: Connection,
-  ids: ReadonlyArray<number>,
-  cache: ChunkCache | undefined
-): { readonly bytes: Map<number, Uint8Array>; readonly built: Map<number, string> } => {
-  const heads = new Map<number, ChunkHead>()
-  const bytes = new Map<number, Uint8Array>()
-  const built = new Map<number, string>()
-  // Two queries in all: the rows of the chunks and of every delta base below them (one
-  // recursive query, however long the chains), then the bodies of those not in the cache.
+const resolve = (c: Connection, ids: ReadonlyArray<number>, cache: ChunkCache | undefined, shortcut: boolean): Resolved => {
   const unique = [...new Set(ids)]
   const metas = new Map(c.all<ChunkMeta>(SQL.chunkClosure, JSON.stringify(unique)).map((m) => [m.id, m]))
+  const roots = new Map<number, Uint8Array>()
+  const bodiesOf = new Map<number, Uint8Array>()
+  const seen = new Set<number>()
   const wanted: Array<number> = []
   for (const id of unique) {
-    // Down the chain until bytes already known (cached, or built by another chain) or a root.
+    // Down the chain until a chunk already seen, cached bytes, or a whole chunk.
     let at: number | null = id
-    for (let depth = 0; at !== null && !heads.has(at); depth++) {
+    for (let depth = 0; at !== null && !seen.has(at); depth++) {
       if (depth > MAX_CHUNK_DEPTH + 1) throw new CodecError({ detail: `chunk ${id}'s delta chain is longer than allowed` })
       const meta = metas.get(at)
       if (meta === undefined) throw new CodecError({ detail: `chunk ${at} is missing` })
-      heads.set(at, { ...meta, delta: null })
-      const key = cacheKey(meta.hash)
-      const cached = cache?.get(key)
+      seen.add(at)
+      const whole = isWhole(meta)
+      const cached = whole || shortcut ? cache?.get(cacheKey(meta.hash)) : undefined
       if (cached !== undefined) {
-        bytes.set(at, cached)
+        roots.set(at, cached)
         break
       }
-      built.set(at, key)
       wanted.push(at)
-      if (meta.codec !== Codec.delta) break
+      if (whole) break
+      if (meta.codec !== Codec.delta && meta.codec !== Codec.patch) throw new CodecError({ detail: `chunk ${at} has unknown codec ${meta.codec}` })
       if (meta.base === null) throw new CodecError({ detail: `chunk ${at} is a delta without a base` })
       at = meta.base
     }
@@ -345,33 +388,39 @@ const materialize = (
   const bodies = bodyIds.length === 0
     ? new Map<number, Uint8Array>()
     : new Map(c.all<{ readonly id: number; readonly data: Uint8Array }>(SQL.chunkBodies, JSON.stringify(bodyIds)).map((b) => [b.id, view(b.data)]))
+  const decompressed = new Map<number, string>()
   for (const id of wanted) {
     const meta = metas.get(id)!
     const data = bodyOf(meta, bodies.get(meta.pack ?? id))
-    if (meta.codec === Codec.delta) heads.set(id, { ...meta, delta: data })
-    else if (meta.codec === Codec.raw) bytes.set(id, data)
-    else if (meta.codec === Codec.lz4) bytes.set(id, decompressChunk(data, meta.size))
-    else throw new CodecError({ detail: `chunk ${id} has unknown codec ${meta.codec}` })
+    if (meta.codec === Codec.lz4) {
+      roots.set(id, decompressChunk(data, meta.size))
+      decompressed.set(id, cacheKey(meta.hash))
+    } else if (meta.codec === Codec.raw) roots.set(id, data)
+    else bodiesOf.set(id, data)
   }
-  for (const id of ids) {
-    if (bytes.has(id)) continue
-    // The chain down to bytes already known, then its deltas composed over them.
-    const chain: Array<ChunkHead> = []
-    let at = id
-    while (!bytes.has(at)) {
-      const head = heads.get(at)!
-      chain.push(head)
-      at = head.base!
+  const plans = new Map<number, Plan>()
+  const planOf = (id: number): Plan => {
+    const known = plans.get(id)
+    if (known !== undefined) return known
+    const meta = metas.get(id)!
+    let plan: Plan
+    if (roots.has(id)) plan = { root: id, spans: wholeSpans(meta.size) }
+    else if (meta.codec === Codec.patch) {
+      const base = metas.get(meta.base!)!
+      if (!isWhole(base)) throw new CodecError({ detail: `chunk ${id} is a patch of chunk ${base.id}, which is not whole` })
+      plan = { root: base.id, spans: decodePatch(bodiesOf.get(id)!, meta.size, base.size) }
+    } else {
+      const below = planOf(meta.base!)
+      const spans = applyDeltaSpans(below.spans, bodiesOf.get(id)!)
+      const length = spans.reduce((n, s) => n + (s.literal === undefined ? s.length : s.literal.length), 0)
+      if (length !== meta.size) throw new CodecError({ detail: `chunk ${id} rebuilds to ${length} bytes, not ${meta.size}` })
+      plan = { root: below.root, spans }
     }
-    let pieces = [bytes.get(at)!]
-    for (let i = chain.length - 1; i >= 0; i--) {
-      pieces = applyDeltaPieces(pieces, view(chain[i]!.delta!))
-      const length = pieces.reduce((n, p) => n + p.length, 0)
-      if (length !== chain[i]!.size) throw new CodecError({ detail: `chunk ${chain[i]!.id} rebuilds to ${length} bytes, not ${chain[i]!.size}` })
-    }
-    bytes.set(id, joinPieces(pieces))
+    plans.set(id, plan)
+    return plan
   }
-  return { bytes, built }
+  for (const id of unique) planOf(id)
+  return { metas, plans, roots, decompressed }
 }
 
 /**
@@ -390,67 +439,114 @@ const bodyOf = (meta: ChunkMeta, body: Uint8Array | undefined): Uint8Array => {
   return body.subarray(meta.pack_at, meta.pack_at + meta.size)
 }
 
-/** After a hash mismatch: the first chunk whose bytes do not match its own hash, if one is. */
-const damagedChunk = (c: Connection, ids: ReadonlyArray<number>, bytes: Map<number, Uint8Array>): number | undefined =>
-  ids.find((id) => {
-    const row = c.get<ChunkMeta>(SQL.chunkMeta, id)
-    const got = bytes.get(id)
-    return row === undefined || got === undefined || !chunkKey(sha256(got)).equals(view(row.hash))
-  })
+/** A snapshot read whose manifest, chunk rows and bodies are in memory. */
+interface Gathered {
+  readonly operation: string
+  readonly hash: Sha256Hash
+  readonly size: number
+  readonly ids: ReadonlyArray<number>
+  readonly resolved: Resolved
+}
 
-/** Reads, reassembles and verifies one stored (unpruned) snapshot; throws `StoreError` Corrupt. */
-const assemble = (
+/** The manifest, rows and bodies of one stored (unpruned) snapshot; throws `StoreError` Corrupt. */
+const gather = (
   c: Connection,
   operation: string,
   hash: Sha256Hash,
   row: SnapshotRow,
   cache: ChunkCache | undefined
-): Uint8Array => {
-  let ids: Array<number>
-  let chunks: ReturnType<typeof materialize>
+): Gathered => {
   try {
-    ids = manifestOf(c, row)
-    chunks = materialize(c, ids, cache)
+    const ids = manifestOf(c, row)
+    return { operation, hash, size: row.size, ids, resolved: resolve(c, ids, cache, true) }
   } catch (e) {
     if (e instanceof CodecError) throw corrupt(operation, hash, e.detail, e)
     throw e
   }
-  const out = ids.length === 1 ? chunks.bytes.get(ids[0]!)! : Buffer.concat(ids.map((id) => chunks.bytes.get(id)!))
-  if (out.length !== row.size || sha256(out) !== hash) {
-    const bad = damagedChunk(c, ids, chunks.bytes)
+}
+
+/**
+ * The rebuilt bytes if they are the snapshot's (size and hash), else `StoreError` Corrupt naming
+ * the first chunk that does not match its own hash when one does not. Verified as a whole, each
+ * of its chunks holds the bytes its hash names: the compressed whole chunks it contains as they
+ * are enter the cache (not a patch's base: a damaged stretch the patch replaced would go
+ * unnoticed by this read).
+ */
+const verified = (g: Gathered, out: Uint8Array, digest: Sha256Hash, cache: ChunkCache | undefined): Uint8Array => {
+  if (out.length !== g.size || digest !== g.hash) {
+    let at = 0
+    const bad = g.ids.find((id) => {
+      const meta = g.resolved.metas.get(id)!
+      const got = out.subarray(at, at + meta.size)
+      at += meta.size
+      return got.length !== meta.size || !chunkKey(sha256(got)).equals(view(meta.hash))
+    })
     throw corrupt(
-      operation,
-      hash,
+      g.operation,
+      g.hash,
       bad === undefined
-        ? `its chunks reassemble to bytes that do not match its hash or size (${out.length} of ${row.size} bytes)`
+        ? `its chunks reassemble to bytes that do not match its hash or size (${out.length} of ${g.size} bytes)`
         : `chunk ${bad} does not match its hash`
     )
   }
-  // Verified as a whole, so each of its chunks holds the bytes its hash names (not so the bases
-  // of its deltas: a damaged base region a delta replaced would go unnoticed).
   if (cache !== undefined) {
-    for (const id of new Set(ids)) {
-      const key = chunks.built.get(id)
-      if (key !== undefined) cache.set(key, chunks.bytes.get(id)!)
+    for (const id of new Set(g.ids)) {
+      const key = g.resolved.decompressed.get(id)
+      if (key !== undefined) cache.set(key, g.resolved.roots.get(id)!)
     }
   }
   return view(out)
 }
 
-/**
- * The whole bytes of one existing chunk, which a write wants as a delta base, checked against
- * the chunk's hash: a new version must never be stored as an edit of damaged bytes. Undefined
- * when they cannot be rebuilt or do not match (that only costs the delta; its reads report it).
- */
-const chunkBytes = (c: Connection, head: ChunkMeta): Uint8Array | undefined => {
-  let bytes: Uint8Array | undefined
+/** Rebuilds and verifies a gathered snapshot: each chunk written into its place in one buffer. */
+const finish = (g: Gathered, cache: ChunkCache | undefined): Uint8Array => {
+  const { metas, plans, roots } = g.resolved
+  const only = g.ids.length === 1 ? plans.get(g.ids[0]!)! : undefined
+  let out: Uint8Array
   try {
-    bytes = materialize(c, [head.id], undefined).bytes.get(head.id)
+    if (only !== undefined) out = renderSpans(roots.get(only.root)!, only.spans)
+    else {
+      out = Buffer.allocUnsafe(g.ids.reduce((n, id) => n + metas.get(id)!.size, 0))
+      let at = 0
+      for (const id of g.ids) {
+        const plan = plans.get(id)!
+        at = writeSpans(out, at, roots.get(plan.root)!, plan.spans)
+      }
+    }
+  } catch (e) {
+    if (e instanceof CodecError) throw corrupt(g.operation, g.hash, e.detail, e)
+    throw e
+  }
+  return verified(g, out, sha256(out), cache)
+}
+
+/**
+ * A new chunk as a patch of the whole chunk below `candidate` (the chunk it replaces): the
+ * candidate's own spans with the stretch where the two differ replaced. Undefined when the
+ * candidate cannot be rebuilt, the patch would carry more than its share of the chunk, or it
+ * does not rebuild `piece` from the base's stored bytes (a damaged base only costs the patch).
+ */
+const patchOf = (
+  c: Connection,
+  candidate: number,
+  piece: Uint8Array,
+  cache: ChunkCache | undefined
+): { readonly base: number; readonly data: Uint8Array } | undefined => {
+  let resolved: Resolved
+  try {
+    resolved = resolve(c, [candidate], cache, false)
   } catch (e) {
     if (e instanceof CodecError) return undefined
     throw e
   }
-  return bytes !== undefined && chunkKey(sha256(bytes)).equals(view(head.hash)) ? bytes : undefined
+  const plan = resolved.plans.get(candidate)!
+  const root = resolved.roots.get(plan.root)!
+  const before = renderSpans(root, plan.spans)
+  const { prefix, suffix } = commonEnds(before, piece)
+  const spans = spliceSpans(plan.spans, prefix, before.length - suffix, piece.subarray(prefix, piece.length - suffix))
+  const data = encodePatch(spans)
+  if (data.length > Math.max(PATCH_FLOOR, Math.floor(piece.length * PATCH_SHARE))) return undefined
+  return sameBytes(renderSpans(root, spans), piece) ? { base: plan.root, data } : undefined
 }
 
 /**
@@ -505,18 +601,8 @@ const insertBody = (
   state: Writing,
   cache: ChunkCache | undefined
 ): number => {
-  if (candidate !== undefined) {
-    const base = c.get<ChunkMeta>(SQL.chunkMeta, candidate)
-    if (base !== undefined && base.depth < MAX_CHUNK_DEPTH) {
-      const baseBytes = cache?.get(cacheKey(base.hash)) ?? chunkBytes(c, base)
-      const delta = baseBytes === undefined
-        ? undefined
-        : makeDelta(baseBytes, piece, Math.max(DELTA_FLOOR, Math.floor(piece.length * DELTA_SHARE)))
-      if (delta !== undefined) {
-        return insertRow(c, key, piece.length, Codec.delta, base.id, base.depth + 1, delta)
-      }
-    }
-  }
+  const patch = candidate === undefined ? undefined : patchOf(c, candidate, piece, cache)
+  if (patch !== undefined) return insertRow(c, key, piece.length, Codec.patch, patch.base, 1, patch.data)
   const body = shouldTry(state) ? compressChunk(piece) : { codec: Codec.raw, data: piece }
   if (body.codec !== Codec.raw) {
     state.misses = 0
@@ -613,7 +699,7 @@ export const read = (c: Connection, operation: string, hash: Sha256Hash, cache?:
   const row = c.get<SnapshotRow>(SQL.snapshot, hash)
   if (row !== undefined) {
     return row.pruned_at === null
-      ? { _tag: "Stored", bytes: assemble(c, operation, hash, row, cache) }
+      ? { _tag: "Stored", bytes: finish(gather(c, operation, hash, row, cache), cache) }
       : { _tag: "Pruned", prunedAt: row.pruned_at }
   }
   // Not moved yet (a database of the first release being migrated, or read by a process that

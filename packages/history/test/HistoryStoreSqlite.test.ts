@@ -121,7 +121,7 @@ describe("HistoryStoreSqlite", () => {
         Effect.flatMap(HistoryStore, (store) => store.commitIntent(open.intent.intentId, open.draft, MILLIS))
       )
       assert.strictEqual(second.commitOrdinal, 2)
-      assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 4)
+      assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 5)
     }))
 
   it.effect("migration 2 backfills threads-era columns and the per-path change index from version-1 rows", () =>
@@ -158,7 +158,7 @@ describe("HistoryStoreSqlite", () => {
       const error = yield* Effect.flip(withStore(file, Effect.void))
       assert.strictEqual(error.reason, "Schema")
       assert.include(error.message, "schema version 7")
-      assert.include(error.message, "newer than this forkjoin supports (4)")
+      assert.include(error.message, "newer than this forkjoin supports (5)")
       // Refusing must not touch the database.
       assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 7)
     }))

@@ -106,7 +106,7 @@ describe("MergeStoreSqlite", () => {
           changes: db.prepare("SELECT * FROM record_changes").all()
         }))
       const before = historyState()
-      assert.strictEqual(before.userVersion, 4)
+      assert.strictEqual(before.userVersion, 5)
       assert.isFalse(raw(file, (db) => db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'merge_runs'").get() !== undefined))
 
       const run = mergeRun({ environmentId: env, children: ["a"] })
@@ -163,7 +163,7 @@ describe("MergeStoreSqlite", () => {
           userVersion: c.get<{ user_version: number }>("PRAGMA user_version")?.user_version
         }))
       }).pipe(Effect.provide(layerWithHistory(file)))
-      assert.deepStrictEqual(seen, { runs: 1, records: 1, userVersion: 4 })
+      assert.deepStrictEqual(seen, { runs: 1, records: 1, userVersion: 5 })
     }))
 
   it.effect("a corrupt row fails with Corrupt, never a bad record, and is not overwritten", () =>

@@ -103,11 +103,11 @@ describe("migration 4 of a first-release database", () => {
       }).pipe(Effect.provide(layerSqlite(file)))
       assert.strictEqual(records.length, 7)
       assert.sameMembers(snapshotsOf(records), [...original.keys()])
-      assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 4)
+      assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 5)
       assert.strictEqual(count(file, "blobs"), 0)
       assert.strictEqual(count(file, "snapshots"), 7)
-      // The three edits of big.txt and the edited move became chunk deltas against the version before.
-      assert.strictEqual(raw(file, (db) => (db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE codec = 2").get() as { n: number }).n), 4)
+      // The three edits of big.txt and the edited move became patches of the version before's chunk.
+      assert.strictEqual(raw(file, (db) => (db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE codec = 3").get() as { n: number }).n), 4)
       // A committed intent keeps no copy of its draft (the record holds it).
       assert.deepStrictEqual(raw(file, (db) => db.prepare("SELECT DISTINCT status, intent_json FROM intents").all()), [
         { status: "committed", intent_json: "" }
@@ -253,4 +253,82 @@ describe("migration 4 of a first-release database", () => {
       assert.isAbove(extra.size, 399)
     })
   })
+})
+
+/**
+ * Migration 5 on a real database of the first chunked release. `fixtures/history-chunked-875c8ab.db`
+ * was made by that build (commit 875c8ab) with `forkjoin apply`: a 150 KB text file edited
+ * eight times (six times at one spot, so one chunk is a chain of six deltas), a small file
+ * edited once; VACUUMed into the fixture.
+ */
+describe("migration 5 of a database of the first chunked release", () => {
+  const CHUNKED = fileURLToPath(new URL("./fixtures/history-chunked-875c8ab.db", import.meta.url))
+
+  const copyChunked = (): string => {
+    const file = path.join(dir, `chunked-${++n}`, "history.db")
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.copyFileSync(CHUNKED, file)
+    return file
+  }
+
+  const chunkRows = (file: string) => raw(file, (db) => db.prepare("SELECT c.*, b.data FROM chunks c LEFT JOIN chunk_bodies b ON b.id = c.id ORDER BY c.id").all())
+
+  it.effect("keeps every chunk row and body, reads every recorded version exact, and stores later edits as one-hop patches", () =>
+    Effect.gen(function*() {
+      const file = copyChunked()
+      assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 4)
+      const rowsBefore = chunkRows(file)
+      const chain = raw(file, (db) => db.prepare("SELECT MAX(depth) AS d, COUNT(*) AS n FROM chunks WHERE codec = 2").get() as { d: number; n: number })
+      assert.isAtLeast(chain.d, 6)
+
+      const env = raw(file, (db) => (db.prepare("SELECT DISTINCT environment_id AS e FROM records").get() as { e: string }).e)
+      const records = yield* Effect.gen(function*() {
+        const store = yield* HistoryStore
+        const records = yield* store.recordsAfter(EnvironmentId.make(env), 0, 100)
+        for (const hash of snapshotsOf(records)) {
+          const got = yield* store.getBlob(hash)
+          assert.isTrue(Option.isSome(got), hash)
+          assert.strictEqual(sha256(Option.getOrThrow(got)), hash)
+        }
+        return records
+      }).pipe(Effect.provide(layerSqlite(file)))
+      assert.strictEqual(records.length, 9)
+      assert.strictEqual(raw(file, (db) => db.pragma("user_version", { simple: true })), 5)
+      // Rows, ids and bodies as they were: the first chunked release's deltas are read in place.
+      assert.deepStrictEqual(chunkRows(file), rowsBefore)
+
+      // The next two edits: this release cuts larger chunks, so the first is stored whole once
+      // (nothing of it is a delta); the second is one patch of it, one hop.
+      const last = records.filter((r) => r.changes.some((c) => c.path === "big.txt")).at(-1)!.changes[0]!.after!.hash
+      const next = yield* Effect.gen(function*() {
+        const sql = yield* Sqlite
+        const edit = (base: Sha256Hash, from: string, to: string) =>
+          Effect.gen(function*() {
+            const found = yield* sql.run("t", (c) => SnapshotStore.read(c, "t", base))
+            assert.strictEqual(found._tag, "Stored")
+            const current = Buffer.from((found as { bytes: Uint8Array }).bytes)
+            const at = current.indexOf(from)
+            const edited = Buffer.concat([current.subarray(0, at), Buffer.from(to), current.subarray(at + from.length)])
+            const hash = sha256(edited)
+            yield* sql.transaction("t", (c) => SnapshotStore.put(c, edited, hash, base))
+            const back = yield* sql.run("t", (c) => SnapshotStore.read(c, "t", hash))
+            assert.isTrue(back._tag === "Stored" && Buffer.from(back.bytes).equals(edited))
+            return hash
+          })
+        const rowsAfter = (id: number) =>
+          sql.run("t", (c) => c.all<{ codec: number; depth: number; baseCodec: number | null }>(
+            "SELECT c.codec, c.depth, b.codec AS baseCodec FROM chunks c LEFT JOIN chunks b ON b.id = c.base WHERE c.id > ? ORDER BY c.id",
+            id
+          ))
+        const before = (rowsBefore.at(-1) as { id: number }).id
+        const h1 = yield* edit(last, "edit 5", "edit 6")
+        const first = yield* rowsAfter(before)
+        const top = yield* sql.run("t", (c) => c.get<{ id: number }>("SELECT MAX(id) AS id FROM chunks")!.id)
+        yield* edit(h1, "edit 6", "edit 7")
+        return { first, second: yield* rowsAfter(top) }
+      }).pipe(Effect.provide(Sqlite.layer(file, sqliteOptions())))
+      assert.isAbove(next.first.length, 0)
+      assert.isTrue(next.first.every((r) => r.codec === 0 || r.codec === 1))
+      assert.deepStrictEqual(next.second, [{ codec: 3, depth: 1, baseCodec: 1 }])
+    }))
 })

@@ -1,8 +1,9 @@
 /**
  * The snapshot store on its own tables: every version reads back byte-exact (sizes around the
- * chunk bounds, random edit sequences), versions share chunks and store small deltas, delta
- * chains stay bounded, a damaged or missing chunk is reported as `Corrupt` naming the snapshot
- * (never wrong bytes, not even from the cache), and retention prunes exactly what it is given.
+ * chunk bounds, random edit sequences), versions share chunks and store small patches one hop
+ * from a whole chunk, patches and manifest chains stay bounded, a damaged or missing chunk is
+ * reported as `Corrupt` naming the snapshot (never wrong bytes, not even from the cache), and
+ * retention prunes exactly what it is given.
  */
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
@@ -96,29 +97,44 @@ describe("SnapshotStore", () => {
         versions.push([hash, current])
       }
       const after = yield* stats
-      // Each edit: one chunk delta of tens of bytes (two when it moved a boundary), no new whole chunk.
+      // Each edit: one patch of tens of bytes (two when it moved a boundary), no new whole chunk.
       assert.isBelow(after.stored - first.stored, 60 * 200)
       assert.deepStrictEqual(after.chunks.find((c) => c.codec === 1), first.chunks.find((c) => c.codec === 1))
-      assert.isAtLeast(after.chunks.find((c) => c.codec === 2)!.n, 60)
+      assert.isAtLeast(after.chunks.find((c) => c.codec === 3)!.n, 60)
+      assert.strictEqual(after.chunks.find((c) => c.codec === 3)!.depth, 1)
       for (const [h, bytes] of versions) assert.isTrue(same(yield* bytesOf(h), bytes))
     }).pipe(Effect.provide(layer())))
 
-  it.effect("delta chains stay bounded: 150 edits of one line keep chunk and manifest depth at most 64", () =>
+  it.effect("a chunk edited again and again stays one hop from a whole chunk; its patch is bounded, manifests chain at most 64", () =>
     Effect.gen(function*() {
-      let current = text(2, 200_000)
+      // 150 edits of one spot: each patch replaces the last one's literal, nothing grows.
+      let current = text(2, 1_200_000)
       let hash = yield* put(current)
       const whole = (yield* stats).chunks.find((c) => c.codec === 1)!.n
       const versions: Array<[Sha256Hash, Uint8Array]> = []
       for (let k = 0; k < 150; k++) {
-        current = splice(current, 100_000, 3, utf8(String(k).padStart(3, "0")))
+        current = splice(current, 600_000, 3, utf8(String(k).padStart(3, "0")))
         hash = yield* put(current, hash)
         versions.push([hash, current])
       }
-      const s = yield* stats
-      assert.strictEqual(Math.max(...s.chunks.map((c) => c.depth)), 64)
+      let s = yield* stats
+      assert.strictEqual(Math.max(...s.chunks.map((c) => c.depth)), 1)
       assert.strictEqual(s.manifestDepth, 64)
-      // Past the bound the edited chunk is stored whole again: 150 edits, chains of 64, 2 new whole copies.
-      assert.strictEqual(s.chunks.find((c) => c.codec === 1)!.n - whole, 2)
+      assert.strictEqual(s.chunks.find((c) => c.codec === 1)!.n, whole)
+      // 200 lines inserted at different places of one chunk: every patch carries all of them since
+      // its whole chunk, so past a sixteenth of the chunk it is stored whole again.
+      const sql = yield* Sqlite
+      for (let k = 0; k < 200; k++) {
+        current = splice(current, current.indexOf(10, 600_100 + (k * 397) % 16_000) + 1, 0, utf8(`  inserted line ${k} of the chunk, a longer one\n`))
+        hash = yield* put(current, hash)
+        versions.push([hash, current])
+      }
+      s = yield* stats
+      assert.strictEqual(Math.max(...s.chunks.map((c) => c.depth)), 1)
+      assert.isAbove(s.chunks.find((c) => c.codec === 1)!.n, whole)
+      const largest = yield* sql.run("t", (c) =>
+        c.get<{ ratio: number }>("SELECT MAX(1.0 * length(b.data) / c.size) AS ratio FROM chunks c JOIN chunk_bodies b ON b.id = c.id WHERE c.codec = 3")!.ratio)
+      assert.isAtMost(largest, 1 / 16)
       for (const [h, bytes] of versions) assert.isTrue(same(yield* bytesOf(h), bytes))
     }).pipe(Effect.provide(layer())))
 
@@ -175,13 +191,13 @@ describe("SnapshotStore", () => {
       assert.include((yield* corruptError(read(h2))).message, `chunk ${victim} is missing`)
     }).pipe(Effect.provide(layer())))
 
-  it.effect("a new version is never stored as an edit of a damaged chunk (checked against its hash)", () =>
+  it.effect("a new version stored against a damaged chunk still reads back exact: its patch carries every byte they differ in", () =>
     Effect.gen(function*() {
       const sql = yield* Sqlite
       const v1 = text(6, 200_000)
       const h1 = yield* put(v1)
       // The chunk the edit falls in (v1's chunks got ids 1..n in order) gets 8 wrong bytes just
-      // after the edit, stored raw: a delta against those bytes would be small and accepted.
+      // after the edit, stored raw: a patch copying them would rebuild other bytes than v2's.
       const at = 100_000
       const cuts = cutPoints(v1)
       const k = cuts.findIndex((cut) => cut > at)
@@ -195,7 +211,9 @@ describe("SnapshotStore", () => {
       const v2 = splice(v1, at, 5, utf8("edited"))
       const h2 = yield* put(v2, h1)
       assert.isTrue(same(yield* bytesOf(h2), v2))
-      assert.deepStrictEqual(yield* sql.run("t", (c) => c.all("SELECT id FROM chunks WHERE base = ?", k + 1)), [])
+      const patch = yield* sql.run("t", (c) => c.get<{ n: number }>("SELECT length(b.data) AS n FROM chunks c JOIN chunk_bodies b ON b.id = c.id WHERE c.base = ?", k + 1))
+      // The edit and the damaged stretch after it travel in the patch as literal bytes.
+      assert.isAtLeast(patch!.n, 28)
       assert.strictEqual((yield* corruptError(read(h1))).reason, "Corrupt")
     }).pipe(Effect.provide(layer())))
 
@@ -221,7 +239,7 @@ describe("SnapshotStore", () => {
   it.effect("raw chunks of one snapshot share one body row (a pack); a short pack is Corrupt naming the chunk", () =>
     Effect.gen(function*() {
       const sql = yield* Sqlite
-      const v1 = noise(21, 600_000)
+      const v1 = noise(21, 2_000_000)
       const h1 = yield* put(v1)
       const rows = yield* sql.run("t", (c) => c.all<{ id: number; codec: number; pack: number | null; pack_at: number; size: number }>("SELECT id, codec, pack, pack_at, size FROM chunks ORDER BY id"))
       assert.isAbove(rows.length, 5)
@@ -235,12 +253,12 @@ describe("SnapshotStore", () => {
       }
       assert.isTrue(same(yield* bytesOf(h1), v1))
       // A local edit shares every other chunk with the packed version and stores a small delta.
-      const v2 = splice(v1, 300_000, 4, utf8("edit"))
+      const v2 = splice(v1, 1_000_000, 4, utf8("edit"))
       const h2 = yield* put(v2, h1)
       assert.isTrue(same(yield* bytesOf(h2), v2))
       assert.isBelow((yield* stats).stored, v1.length + 1_000)
       // A pack cut short: the chunks past its end are reported, never read as other bytes.
-      yield* sql.run("t", (c) => c.run("UPDATE chunk_bodies SET data = substr(data, 1, 400000)"))
+      yield* sql.run("t", (c) => c.run("UPDATE chunk_bodies SET data = substr(data, 1, 1200000)"))
       const e = yield* corruptError(read(h1))
       assert.include(e.message, `snapshot ${h1}: chunk`)
       assert.include(e.message, "does not fit in its body")
@@ -249,11 +267,11 @@ describe("SnapshotStore", () => {
   it.effect("prune keeps a pack while one of its chunks is needed and drops it with the last", () =>
     Effect.gen(function*() {
       const sql = yield* Sqlite
-      const v1 = noise(22, 400_000)
+      const v1 = noise(22, 1_400_000)
       const h1 = yield* put(v1)
-      const v2 = splice(v1, 200_000, 8, utf8("#edited#"))
+      const v2 = splice(v1, 700_000, 8, utf8("#edited#"))
       const h2 = yield* put(v2, h1)
-      const v3 = noise(23, 400_000)
+      const v3 = noise(23, 1_400_000)
       const h3 = yield* put(v3, h2)
       const bodies = () => sql.run("t", (c) => c.get<{ n: number }>("SELECT COUNT(*) AS n FROM chunk_bodies")!.n)
       const packs = yield* bodies()
@@ -265,7 +283,7 @@ describe("SnapshotStore", () => {
       // v2 goes too: the pack's chunks are needed by nothing, and its whole row is dropped.
       const second = yield* sql.transaction("t", (c) => SnapshotStore.prune(c, "test", [h2], "2026-12-01T00:00:00.000Z"))
       assert.isAbove(second.chunks, 5)
-      assert.isAbove(second.bytes, 390_000)
+      assert.isAbove(second.bytes, 1_390_000)
       assert.isBelow(yield* bodies(), packs)
       assert.isTrue(same(yield* bytesOf(h3), v3))
     }).pipe(Effect.provide(layer())))

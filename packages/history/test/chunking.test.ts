@@ -1,24 +1,29 @@
 /**
  * Content-defined chunking and the snapshot store's encodings: cut points cover the input within
- * the size bounds and resynchronise after a local edit; deltas, manifests and manifest deltas
- * round-trip; compressed segments concatenate into one stream; damaged encodings are refused.
+ * the size bounds and resynchronise after a local edit; patches (and the first chunked release's deltas), manifests and manifest
+ * deltas round-trip; compressed segments concatenate into one stream; damaged encodings are refused.
  */
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
 import { AVG_CHUNK, cutPoints, MAX_CHUNK, MIN_CHUNK } from "../src/internal/chunking.ts"
 import {
-  applyDelta,
-  applyDeltaPieces,
+  applyDeltaSpans,
   applyManifestDelta,
   Codec,
   CodecError,
+  commonEnds,
   compressChunk,
   decodeManifest,
+  decodePatch,
   decompressChunk,
   encodeManifest,
   encodeManifestDelta,
-  joinPieces,
-  makeDelta
+  encodePatch,
+  literalBytes,
+  renderSpans,
+  type Span,
+  spliceSpans,
+  wholeSpans
 } from "../src/internal/snapshotCodec.ts"
 import { prng } from "../../../test/support/random.ts"
 
@@ -92,43 +97,66 @@ describe("cutPoints", () => {
   })
 })
 
-describe("chunk deltas", () => {
-  it("round-trip any pair (property), and refuse a middle over the limit", () => {
-    fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 300 }), fc.uint8Array({ maxLength: 300 }), (base, target) => {
-        const delta = makeDelta(base, target, Number.MAX_SAFE_INTEGER)!
-        return Buffer.from(applyDelta(base, delta)).equals(Buffer.from(target))
-      }),
-      { numRuns: 300, seed: 14 }
-    )
-    const base = text(3, 16_000)
-    const edited = new Uint8Array([...base.subarray(0, 8000), ...new TextEncoder().encode("one changed line\n"), ...base.subarray(8010)])
-    const delta = makeDelta(base, edited, 64)!
-    assert.isBelow(delta.length, 40)
-    assert.deepStrictEqual(applyDelta(base, delta), edited)
-    assert.isUndefined(makeDelta(base, text(4, 16_000), 2000))
-  })
+describe("chunk patches", () => {
+  /** One edit as a patch: `target` from `base` through `spans` (what rebuilds the current version). */
+  const edit = (base: Uint8Array, spans: ReadonlyArray<Span>, target: Uint8Array): Array<Span> => {
+    const current = renderSpans(base, spans)
+    const { prefix, suffix } = commonEnds(current, target)
+    return spliceSpans(spans, prefix, current.length - suffix, target.subarray(prefix, target.length - suffix))
+  }
 
-  it("a chain of deltas composed over pieces gives what applying them one by one gives (property)", () => {
+  it("every version of a chain of edits is one patch of the first, rebuilt exactly through its encoding (property)", () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 200 }), fc.array(fc.uint8Array({ maxLength: 200 }), { minLength: 1, maxLength: 8 }), (first, next) => {
-        let pieces: Array<Uint8Array> = [first]
-        let current: Uint8Array = first
+        let spans = wholeSpans(first.length)
         for (const target of next) {
-          const delta = makeDelta(current, target, Number.MAX_SAFE_INTEGER)!
-          pieces = applyDeltaPieces(pieces, delta)
-          current = applyDelta(current, delta)
+          spans = edit(first, spans, target)
+          const decoded = decodePatch(encodePatch(spans), target.length, first.length)
+          if (!Buffer.from(renderSpans(first, decoded)).equals(Buffer.from(target))) return false
         }
-        return Buffer.from(joinPieces(pieces)).equals(Buffer.from(current)) && Buffer.from(current).equals(Buffer.from(next.at(-1)!))
+        return true
       }),
-      { numRuns: 300, seed: 14 }
+      { numRuns: 400, seed: 14 }
     )
   })
 
-  it("a delta that does not fit its base is refused, never applied", () => {
-    const delta = makeDelta(new Uint8Array(100), new Uint8Array(100).fill(1, 40, 41), 10)!
-    assert.throws(() => applyDelta(new Uint8Array(50), delta), CodecError)
-    assert.throws(() => applyDelta(new Uint8Array(100), new Uint8Array([0x80])), CodecError)
+  it("edits at several places of a chunk carry only what they change; the same spot edited again replaces its literal", () => {
+    const base = text(3, 16_000)
+    let current = base
+    let spans = wholeSpans(base.length)
+    for (const at of [2_000, 9_000, 14_000]) {
+      current = new Uint8Array([...current.subarray(0, at), ...new TextEncoder().encode("one changed line\n"), ...current.subarray(at + 10)])
+      spans = edit(base, spans, current)
+    }
+    assert.strictEqual(literalBytes(spans), 3 * 17)
+    assert.isBelow(encodePatch(spans).length, 3 * 17 + 20)
+    for (let k = 0; k < 50; k++) {
+      current = new Uint8Array([...current.subarray(0, 5_000), ...new TextEncoder().encode(String(k).padStart(3, "0")), ...current.subarray(5_003)])
+      spans = edit(base, spans, current)
+    }
+    assert.strictEqual(literalBytes(spans), 3 * 17 + 3)
+    assert.deepStrictEqual(renderSpans(base, decodePatch(encodePatch(spans), current.length, base.length)), current)
+  })
+
+  it("reads the first chunked release's delta chains as spans of their root", () => {
+    // Its format: varint prefix kept, varint suffix kept, the bytes between.
+    const delta = (prefix: number, suffix: number, middle: string) => new Uint8Array([prefix, suffix, ...new TextEncoder().encode(middle)])
+    const root = new TextEncoder().encode("abcdefghij")
+    let spans = wholeSpans(root.length)
+    spans = applyDeltaSpans(spans, delta(3, 3, "XY")) // abcXYhij
+    spans = applyDeltaSpans(spans, delta(1, 6, "")) // "a" and the last 6 bytes: acXYhij
+    assert.strictEqual(new TextDecoder().decode(renderSpans(root, spans)), "acXYhij")
+    assert.throws(() => applyDeltaSpans(spans, delta(5, 5, "")), CodecError)
+  })
+
+  it("a damaged patch is refused, never applied", () => {
+    const good = encodePatch([{ from: 0, length: 4 }, { literal: new Uint8Array([1, 2]) }, { from: 6, length: 4 }])
+    assert.strictEqual(decodePatch(good, 10, 10).length, 3)
+    assert.throws(() => decodePatch(good, 10, 9), CodecError) // copies past the base
+    assert.throws(() => decodePatch(good, 11, 10), CodecError) // rebuilds another size
+    assert.throws(() => decodePatch(good.subarray(0, good.length - 1), 10, 10), CodecError) // literal cut short
+    assert.throws(() => decodePatch(new Uint8Array([...good, 0]), 10, 10), CodecError) // trailing bytes
+    assert.throws(() => decodePatch(new Uint8Array([0x80]), 0, 0), CodecError)
   })
 })
 

@@ -27,8 +27,10 @@ export const Codec = {
   raw: 0,
   /** An LZ4 block after its decompressed length (4 bytes, little-endian), see `decompressChunk`. */
   lz4: 1,
-  /** A delta against the chunk's `base` (see `applyDelta`). */
-  delta: 2
+  /** A delta against the chunk's `base` (see `applyDelta`): written by the first chunked release, still read. */
+  delta: 2,
+  /** Spans of the whole chunk `base` and literal bytes (see `encodePatch`): always one hop. */
+  patch: 3
 } as const
 
 /** One of `Codec`'s values. */
@@ -67,74 +69,29 @@ export const compressChunk = (bytes: Uint8Array): { readonly codec: Codec; reado
  * length prefix is checked first: damaged data must not allocate more than the chunk claims).
  */
 export const decompressChunk = (data: Uint8Array, expectedLength: number): Uint8Array => {
-  if (data.length < 4 || asBuffer(data).readUInt32LE(0) !== expectedLength) {
-    throw new CodecError({ detail: `a compressed chunk does not announce its ${expectedLength} bytes` })
-  }
+  const input = announced(data, expectedLength)
   let out: Uint8Array
   try {
-    out = lz4().uncompressSync(asBuffer(data))
+    out = lz4().uncompressSync(input)
   } catch (e) {
-    throw new CodecError({ detail: `a compressed chunk does not decompress (${e instanceof Error ? e.message : String(e)})`, cause: e })
+    throw undecodable(e)
   }
+  return decompressed(out, expectedLength)
+}
+
+const announced = (data: Uint8Array, expectedLength: number): Buffer => {
+  const input = asBuffer(data)
+  if (input.length < 4 || input.readUInt32LE(0) !== expectedLength) {
+    throw new CodecError({ detail: `a compressed chunk does not announce its ${expectedLength} bytes` })
+  }
+  return input
+}
+
+const undecodable = (e: unknown): CodecError =>
+  new CodecError({ detail: `a compressed chunk does not decompress (${e instanceof Error ? e.message : String(e)})`, cause: e })
+
+const decompressed = (out: Uint8Array, expectedLength: number): Uint8Array => {
   if (out.length !== expectedLength) throw new CodecError({ detail: `a compressed chunk decompresses to ${out.length} bytes, not ${expectedLength}` })
-  return out
-}
-
-// -------------------------------------------------------------------------------------
-// chunk deltas
-// -------------------------------------------------------------------------------------
-
-/**
- * The delta of `target` against `base` when it is small: the lengths of their common prefix and
- * suffix, then the bytes between (`varint prefix, varint suffix, middle`). A chunk a local edit
- * touched differs from the chunk it replaced in one stretch; anything else is stored whole.
- * Undefined when the middle is over `maxMiddle` bytes.
- */
-export const makeDelta = (base: Uint8Array, target: Uint8Array, maxMiddle: number): Uint8Array | undefined => {
-  const limit = Math.min(base.length, target.length)
-  let prefix = 0
-  while (prefix < limit && base[prefix] === target[prefix]) prefix++
-  let suffix = 0
-  const rest = limit - prefix
-  while (suffix < rest && base[base.length - 1 - suffix] === target[target.length - 1 - suffix]) suffix++
-  const middle = target.length - prefix - suffix
-  if (middle > maxMiddle) return undefined
-  const head: Array<number> = []
-  pushVarint(head, prefix)
-  pushVarint(head, suffix)
-  const out = new Uint8Array(head.length + middle)
-  out.set(head, 0)
-  out.set(target.subarray(prefix, prefix + middle), head.length)
-  return out
-}
-
-/** The bytes a delta makes of `base`. */
-export const applyDelta = (base: Uint8Array, delta: Uint8Array): Uint8Array => joinPieces(applyDeltaPieces([base], delta))
-
-/**
- * A delta applied to bytes held as pieces (views, in order), giving pieces again: a chain of
- * deltas is composed without building each intermediate version, then joined once.
- */
-export const applyDeltaPieces = (pieces: ReadonlyArray<Uint8Array>, delta: Uint8Array): Array<Uint8Array> => {
-  const reader = { at: 0 }
-  const prefix = readVarint(delta, reader)
-  const suffix = readVarint(delta, reader)
-  const length = pieces.reduce((n, p) => n + p.length, 0)
-  if (prefix + suffix > length) throw new CodecError({ detail: `a chunk delta keeps ${prefix + suffix} bytes of a ${length}-byte base` })
-  return [...slicePieces(pieces, 0, prefix), delta.subarray(reader.at), ...slicePieces(pieces, length - suffix, length)]
-}
-
-/** The views of `pieces` covering bytes `from` (inclusive) to `to` (exclusive) of their concatenation. */
-const slicePieces = (pieces: ReadonlyArray<Uint8Array>, from: number, to: number): Array<Uint8Array> => {
-  const out: Array<Uint8Array> = []
-  let at = 0
-  for (const p of pieces) {
-    const start = Math.max(from, at)
-    const end = Math.min(to, at + p.length)
-    if (start < end) out.push(p.subarray(start - at, end - at))
-    at += p.length
-    if (at >= to) break
-  }
   return out
 }
 
@@ -148,6 +105,178 @@ export const joinPieces = (pieces: ReadonlyArray<Uint8Array>): Uint8Array => {
     at += p.length
   }
   return out
+}
+
+// -------------------------------------------------------------------------------------
+// chunk patches
+// -------------------------------------------------------------------------------------
+
+/**
+ * One stretch of a chunk rebuilt from a whole base chunk: `length` bytes copied from the base at
+ * `from`, or `literal` bytes carried by the patch itself.
+ */
+export type Span =
+  | { readonly from: number; readonly length: number; readonly literal?: undefined }
+  | { readonly literal: Uint8Array; readonly from?: undefined }
+
+/** The length of a span. */
+const spanLength = (s: Span): number => s.literal === undefined ? s.length : s.literal.length
+
+/** The spans that rebuild a whole chunk of `size` bytes from itself. */
+export const wholeSpans = (size: number): Array<Span> => size === 0 ? [] : [{ from: 0, length: size }]
+
+/**
+ * `spans` (rebuilding some bytes B) edited to rebuild B with bytes `start` to `end` replaced by
+ * `inserted`: the spans before and after are kept (cut where needed), so a chunk edited many
+ * times stays one patch of its whole base (one hop on reads) that carries only what differs.
+ * Adjacent literals are joined and adjacent copies merged.
+ */
+export const spliceSpans = (
+  spans: ReadonlyArray<Span>,
+  start: number,
+  end: number,
+  inserted: Uint8Array
+): Array<Span> => {
+  const out: Array<Span> = []
+  const push = (s: Span): void => {
+    if (spanLength(s) === 0) return
+    const last = out[out.length - 1]
+    if (last !== undefined && last.literal !== undefined && s.literal !== undefined) {
+      out[out.length - 1] = { literal: joinPieces([last.literal, s.literal]) }
+    } else if (last !== undefined && last.literal === undefined && s.literal === undefined && last.from + last.length === s.from) {
+      out[out.length - 1] = { from: last.from, length: last.length + s.length }
+    } else out.push(s)
+  }
+  let at = 0
+  let placed = false
+  for (const s of spans) {
+    const length = spanLength(s)
+    // The part of this span before `start`, then (once) the insertion, then the part after `end`.
+    if (at < start) push(cutSpan(s, 0, Math.min(length, start - at)))
+    if (!placed && at + length >= start) {
+      push({ literal: inserted })
+      placed = true
+    }
+    if (at + length > end) push(cutSpan(s, Math.max(0, end - at), length))
+    at += length
+  }
+  if (!placed) push({ literal: inserted })
+  return out
+}
+
+/** Bytes `from` to `to` of a span, as a span. */
+const cutSpan = (s: Span, from: number, to: number): Span =>
+  s.literal === undefined ? { from: s.from + from, length: to - from } : { literal: s.literal.subarray(from, to) }
+
+/** The bytes a patch carries: its literals. */
+export const literalBytes = (spans: ReadonlyArray<Span>): number =>
+  spans.reduce((n, s) => n + (s.literal === undefined ? 0 : s.literal.length), 0)
+
+/**
+ * A patch's bytes: the span count, each span's length doubled (plus one for a literal) and, for a
+ * copy, its offset in the base; then every literal's bytes in order.
+ */
+export const encodePatch = (spans: ReadonlyArray<Span>): Uint8Array => {
+  const head: Array<number> = []
+  pushVarint(head, spans.length)
+  for (const s of spans) {
+    if (s.literal === undefined) {
+      pushVarint(head, s.length * 2)
+      pushVarint(head, s.from)
+    } else pushVarint(head, s.literal.length * 2 + 1)
+  }
+  const out = new Uint8Array(head.length + literalBytes(spans))
+  out.set(head, 0)
+  let at = head.length
+  for (const s of spans) {
+    if (s.literal === undefined) continue
+    out.set(s.literal, at)
+    at += s.literal.length
+  }
+  return out
+}
+
+/**
+ * The spans of a patch (literals are views into `bytes`), checked to rebuild exactly `size`
+ * bytes from a base of `baseSize` bytes.
+ */
+export const decodePatch = (bytes: Uint8Array, size: number, baseSize: number): Array<Span> => {
+  const reader = { at: 0 }
+  const count = readVarint(bytes, reader)
+  if (count > bytes.length) throw new CodecError({ detail: `a chunk patch claims ${count} spans in ${bytes.length} bytes` })
+  const heads: Array<{ readonly length: number; readonly from: number | undefined }> = []
+  let total = 0
+  for (let i = 0; i < count; i++) {
+    const h = readVarint(bytes, reader)
+    const length = Math.floor(h / 2)
+    const from = h % 2 === 0 ? readVarint(bytes, reader) : undefined
+    if (from !== undefined && from + length > baseSize) {
+      throw new CodecError({ detail: `a chunk patch copies bytes ${from}..${from + length} of a ${baseSize}-byte base` })
+    }
+    heads.push({ length, from })
+    total += length
+  }
+  if (total !== size) throw new CodecError({ detail: `a chunk patch rebuilds ${total} bytes, not ${size}` })
+  const spans: Array<Span> = []
+  let at = reader.at
+  for (const h of heads) {
+    if (h.from !== undefined) spans.push({ from: h.from, length: h.length })
+    else {
+      if (at + h.length > bytes.length) throw new CodecError({ detail: "a chunk patch's literals run past its end" })
+      spans.push({ literal: bytes.subarray(at, at + h.length) })
+      at += h.length
+    }
+  }
+  if (at !== bytes.length) throw new CodecError({ detail: "a chunk patch has trailing bytes" })
+  return spans
+}
+
+/** Writes the bytes `spans` rebuild from `base` into `out` at `at`; returns the end offset. */
+export const writeSpans = (out: Uint8Array, at: number, base: Uint8Array, spans: ReadonlyArray<Span>): number => {
+  let to = at
+  for (const s of spans) {
+    if (s.literal === undefined) {
+      out.set(base.subarray(s.from, s.from + s.length), to)
+      to += s.length
+    } else {
+      out.set(s.literal, to)
+      to += s.literal.length
+    }
+  }
+  return to
+}
+
+/** The bytes `spans` rebuild from `base`, in a new array (a view of `base` when one span copies all of it). */
+export const renderSpans = (base: Uint8Array, spans: ReadonlyArray<Span>): Uint8Array => {
+  const only = spans.length === 1 ? spans[0]! : undefined
+  if (only !== undefined && only.literal === undefined) return base.subarray(only.from, only.from + only.length)
+  const out = new Uint8Array(spans.reduce((n, s) => n + spanLength(s), 0))
+  writeSpans(out, 0, base, spans)
+  return out
+}
+
+/**
+ * The spans a single-stretch delta (`makeDelta`'s format) makes of `spans`: how the first
+ * chunked release's delta chains are read, composed down to their whole root.
+ */
+export const applyDeltaSpans = (spans: ReadonlyArray<Span>, delta: Uint8Array): Array<Span> => {
+  const reader = { at: 0 }
+  const prefix = readVarint(delta, reader)
+  const suffix = readVarint(delta, reader)
+  const length = spans.reduce((n, s) => n + spanLength(s), 0)
+  if (prefix + suffix > length) throw new CodecError({ detail: `a chunk delta keeps ${prefix + suffix} bytes of a ${length}-byte base` })
+  return spliceSpans(spans, prefix, length - suffix, delta.subarray(reader.at))
+}
+
+/** The lengths of the longest common prefix and suffix of `a` and `b` (not overlapping in either). */
+export const commonEnds = (a: Uint8Array, b: Uint8Array): { readonly prefix: number; readonly suffix: number } => {
+  const limit = Math.min(a.length, b.length)
+  let prefix = 0
+  while (prefix < limit && a[prefix] === b[prefix]) prefix++
+  let suffix = 0
+  const rest = limit - prefix
+  while (suffix < rest && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix++
+  return { prefix, suffix }
 }
 
 // -------------------------------------------------------------------------------------

@@ -168,6 +168,20 @@ export const makeChunkCache = (budgetBytes: number): ChunkCache => {
 // schema
 // -------------------------------------------------------------------------------------
 
+// The chunks table as it is now (migration 5 rebuilds the first chunked release's, which did
+// not allow patches, into it; a new database gets it from migration 4 directly).
+const chunksTable = (name: string): string => `
+  CREATE TABLE ${name} (
+    id    INTEGER PRIMARY KEY,
+    hash  BLOB NOT NULL UNIQUE,
+    size  INTEGER NOT NULL CHECK (size >= 0),
+    codec INTEGER NOT NULL CHECK (codec IN (0, 1, 2, 3)),
+    base  INTEGER,
+    depth INTEGER NOT NULL CHECK (depth >= 0),
+    pack    INTEGER,
+    pack_at INTEGER NOT NULL DEFAULT 0 CHECK (pack_at >= 0)
+  );`
+
 /**
  * The tables of the snapshot store (run once by history migration 4, inside its transaction).
  *
@@ -176,16 +190,7 @@ export const makeChunkCache = (budgetBytes: number): ChunkCache => {
  */
 export const createTables = (c: Connection): void =>
   c.exec(`
-    CREATE TABLE chunks (
-      id    INTEGER PRIMARY KEY,
-      hash  BLOB NOT NULL UNIQUE,
-      size  INTEGER NOT NULL CHECK (size >= 0),
-      codec INTEGER NOT NULL CHECK (codec IN (0, 1, 2)),
-      base  INTEGER,
-      depth INTEGER NOT NULL CHECK (depth >= 0),
-      pack    INTEGER,
-      pack_at INTEGER NOT NULL DEFAULT 0 CHECK (pack_at >= 0)
-    );
+    ${chunksTable("chunks")}
     -- Bodies apart from the rows above: a read looks up every chunk's row first, and rows
     -- without their bodies pack dozens to a page instead of one page (or more) each.
     CREATE TABLE chunk_bodies (
@@ -213,16 +218,7 @@ export const createTables = (c: Connection): void =>
  */
 export const allowPatches = (c: Connection): void =>
   c.exec(`
-    CREATE TABLE chunks_v5 (
-      id    INTEGER PRIMARY KEY,
-      hash  BLOB NOT NULL UNIQUE,
-      size  INTEGER NOT NULL CHECK (size >= 0),
-      codec INTEGER NOT NULL CHECK (codec IN (0, 1, 2, 3)),
-      base  INTEGER,
-      depth INTEGER NOT NULL CHECK (depth >= 0),
-      pack    INTEGER,
-      pack_at INTEGER NOT NULL DEFAULT 0 CHECK (pack_at >= 0)
-    );
+    ${chunksTable("chunks_v5")}
     INSERT INTO chunks_v5 (id, hash, size, codec, base, depth, pack, pack_at)
       SELECT id, hash, size, codec, base, depth, pack, pack_at FROM chunks;
     DROP TABLE chunks;

@@ -49,6 +49,7 @@ import {
   joinPieces,
   renderSpans,
   type Span,
+  spansLength,
   spliceSpans,
   wholeSpans,
   writeSpans
@@ -408,7 +409,7 @@ const resolve = (c: Connection, ids: ReadonlyArray<number>, cache: ChunkCache | 
     } else {
       const below = planOf(meta.base!)
       const spans = applyDeltaSpans(below.spans, bodiesOf.get(id)!)
-      const length = spans.reduce((n, s) => n + (s.literal === undefined ? s.length : s.literal.length), 0)
+      const length = spansLength(spans)
       if (length !== meta.size) throw new CodecError({ detail: `chunk ${id} rebuilds to ${length} bytes, not ${meta.size}` })
       plan = { root: below.root, spans }
     }

@@ -27,7 +27,7 @@ export const Codec = {
   raw: 0,
   /** An LZ4 block after its decompressed length (4 bytes, little-endian), see `decompressChunk`. */
   lz4: 1,
-  /** A delta against the chunk's `base` (see `applyDelta`): written by the first chunked release, still read. */
+  /** A delta against the chunk's `base` (see `applyDeltaSpans`): written by the first chunked release, still read. */
   delta: 2,
   /** Spans of the whole chunk `base` and literal bytes (see `encodePatch`): always one hop. */
   patch: 3
@@ -121,6 +121,9 @@ export type Span =
 
 /** The length of a span. */
 const spanLength = (s: Span): number => s.literal === undefined ? s.length : s.literal.length
+
+/** How many bytes `spans` rebuild. */
+export const spansLength = (spans: ReadonlyArray<Span>): number => spans.reduce((n, s) => n + spanLength(s), 0)
 
 /** The spans that rebuild a whole chunk of `size` bytes from itself. */
 export const wholeSpans = (size: number): Array<Span> => size === 0 ? [] : [{ from: 0, length: size }]
@@ -250,7 +253,7 @@ export const writeSpans = (out: Uint8Array, at: number, base: Uint8Array, spans:
 export const renderSpans = (base: Uint8Array, spans: ReadonlyArray<Span>): Uint8Array => {
   const only = spans.length === 1 ? spans[0]! : undefined
   if (only !== undefined && only.literal === undefined) return base.subarray(only.from, only.from + only.length)
-  const out = new Uint8Array(spans.reduce((n, s) => n + spanLength(s), 0))
+  const out = new Uint8Array(spansLength(spans))
   writeSpans(out, 0, base, spans)
   return out
 }
@@ -263,7 +266,7 @@ export const applyDeltaSpans = (spans: ReadonlyArray<Span>, delta: Uint8Array): 
   const reader = { at: 0 }
   const prefix = readVarint(delta, reader)
   const suffix = readVarint(delta, reader)
-  const length = spans.reduce((n, s) => n + spanLength(s), 0)
+  const length = spansLength(spans)
   if (prefix + suffix > length) throw new CodecError({ detail: `a chunk delta keeps ${prefix + suffix} bytes of a ${length}-byte base` })
   return spliceSpans(spans, prefix, length - suffix, delta.subarray(reader.at))
 }

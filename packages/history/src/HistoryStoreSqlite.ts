@@ -31,11 +31,12 @@
  * `commit_state_uncertain` records someone checked, with a partial index over those records.
  *
  * Migration 4 (snapshot storage): the `snapshots` and `chunks` tables of
- * `SnapshotStore` (content-defined chunks stored once, compressed or as deltas). The rows of
- * `blobs` move there in place after the schema change, in steps of their own transactions,
- * when a store opens the database (`make`): a process killed midway leaves whole steps done,
- * reads find a row on either side meanwhile, and the next open continues. A committed intent's
- * JSON is emptied (its record holds the draft; only open intents are ever read back).
+ * `SnapshotStore` (content-defined chunks stored once, compressed or as deltas; as patches since
+ * migration 5). The rows of `blobs` move there in place after the schema change, in steps of
+ * their own transactions, when a store opens the database (`make`): a process killed midway
+ * leaves whole steps done, reads find a row on either side meanwhile, and the next open
+ * continues. A committed intent's JSON is emptied (its record holds the draft; only open
+ * intents are ever read back).
  * Migration 5: a chunk may be a one-hop patch of a whole chunk (`SnapshotStore.allowPatches`).
  *
  * @since 0.1.0

@@ -573,9 +573,10 @@ const flushPack = (c: Connection, state: Writing): void => {
 }
 
 /**
- * Inserts one new chunk: a delta against `candidate` when that is small, else compressed or raw.
- * The new chunk's bytes enter the cache (its key is their hash): the next version of the file
- * finds its delta base there instead of rebuilding it from the table.
+ * Inserts one new chunk: a patch of the whole chunk below `candidate` when that is small, else
+ * whole (compressed or raw). The new chunk's bytes enter the cache (its key is their hash): a
+ * whole chunk is there for the next version's patch of it, a patched one for reads of this
+ * version, neither read back from the table.
  */
 const insertChunk = (
   c: Connection,

@@ -295,7 +295,7 @@ describe("SnapshotStore", () => {
       let hash = yield* put(current)
       const versions: Array<[Sha256Hash, Uint8Array]> = [[hash, current]]
       for (let k = 0; k < 40; k++) {
-        // Rewrites of a region: new whole chunks as well as deltas.
+        // Rewrites of a region: new whole chunks as well as patches.
         current = k % 10 === 9 ? splice(current, 100_000, 30_000, text(100 + k, 30_000)) : splice(current, (k * 7_001) % 290_000, 1, utf8("#"))
         hash = yield* put(current, hash)
         versions.push([hash, current])

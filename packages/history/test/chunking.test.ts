@@ -1,7 +1,8 @@
 /**
  * Content-defined chunking and the snapshot store's encodings: cut points cover the input within
- * the size bounds and resynchronise after a local edit; patches (and the first chunked release's deltas), manifests and manifest
- * deltas round-trip; compressed segments concatenate into one stream; damaged encodings are refused.
+ * the size bounds and resynchronise after a local edit; patches (and the first chunked release's
+ * deltas), manifests and manifest deltas round-trip; LZ4 bodies decompress back exactly; damaged
+ * encodings are refused.
  */
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"

@@ -259,8 +259,9 @@ export const renderSpans = (base: Uint8Array, spans: ReadonlyArray<Span>): Uint8
 }
 
 /**
- * The spans a single-stretch delta (`makeDelta`'s format) makes of `spans`: how the first
- * chunked release's delta chains are read, composed down to their whole root.
+ * The spans a single-stretch delta makes of `spans`: how the first chunked release's delta
+ * chains are read, composed down to their whole root. Its format: the lengths of the prefix and
+ * suffix of the base it keeps (varints), then the bytes between.
  */
 export const applyDeltaSpans = (spans: ReadonlyArray<Span>, delta: Uint8Array): Array<Span> => {
   const reader = { at: 0 }

@@ -33,6 +33,7 @@ import type { Sha256Hash } from "@forkjoin/schema"
 import * as Schema from "effect/Schema"
 import { StoreError } from "./HistoryStore.ts"
 import { cutPoints } from "./internal/chunking.ts"
+import { type HashAhead, hashAhead } from "./internal/hashAhead.ts"
 import {
   applyDeltaSpans,
   applyManifestDelta,
@@ -339,9 +340,12 @@ interface Plan {
 interface Resolved {
   readonly metas: ReadonlyMap<number, ChunkMeta>
   readonly plans: ReadonlyMap<number, Plan>
-  readonly roots: ReadonlyMap<number, Uint8Array>
+  /** Roots at hand (raw or cached), and the compressed ones once `rootOf` decompressed them. */
+  readonly roots: Map<number, Uint8Array>
+  /** The compressed bodies of the other roots, decompressed on first use (see `rootOf`). */
+  readonly packed: ReadonlyMap<number, Uint8Array>
   /** The roots this read decompressed, with their cache keys. */
-  readonly decompressed: ReadonlyMap<number, string>
+  readonly decompressed: Map<number, string>
 }
 
 const isWhole = (meta: ChunkMeta): boolean => meta.codec === Codec.raw || meta.codec === Codec.lz4
@@ -385,14 +389,12 @@ const resolve = (c: Connection, ids: ReadonlyArray<number>, cache: ChunkCache | 
   const bodies = bodyIds.length === 0
     ? new Map<number, Uint8Array>()
     : new Map(c.all<{ readonly id: number; readonly data: Uint8Array }>(SQL.chunkBodies, JSON.stringify(bodyIds)).map((b) => [b.id, view(b.data)]))
-  const decompressed = new Map<number, string>()
+  const packed = new Map<number, Uint8Array>()
   for (const id of wanted) {
     const meta = metas.get(id)!
     const data = bodyOf(meta, bodies.get(meta.pack ?? id))
-    if (meta.codec === Codec.lz4) {
-      roots.set(id, decompressChunk(data, meta.size))
-      decompressed.set(id, cacheKey(meta.hash))
-    } else if (meta.codec === Codec.raw) roots.set(id, data)
+    if (meta.codec === Codec.lz4) packed.set(id, data)
+    else if (meta.codec === Codec.raw) roots.set(id, data)
     else bodiesOf.set(id, data)
   }
   const plans = new Map<number, Plan>()
@@ -401,7 +403,7 @@ const resolve = (c: Connection, ids: ReadonlyArray<number>, cache: ChunkCache | 
     if (known !== undefined) return known
     const meta = metas.get(id)!
     let plan: Plan
-    if (roots.has(id)) plan = { root: id, spans: wholeSpans(meta.size) }
+    if (roots.has(id) || packed.has(id)) plan = { root: id, spans: wholeSpans(meta.size) }
     else if (meta.codec === Codec.patch) {
       const base = metas.get(meta.base!)!
       if (!isWhole(base)) throw new CodecError({ detail: `chunk ${id} is a patch of chunk ${base.id}, which is not whole` })
@@ -417,7 +419,21 @@ const resolve = (c: Connection, ids: ReadonlyArray<number>, cache: ChunkCache | 
     return plan
   }
   for (const id of unique) planOf(id)
-  return { metas, plans, roots, decompressed }
+  return { metas, plans, roots, packed, decompressed: new Map() }
+}
+
+/**
+ * The bytes of a root chunk, decompressed on first use: a read decompresses each chunk just
+ * before writing it, while the bytes written before it are being hashed.
+ */
+const rootOf = (r: Resolved, id: number): Uint8Array => {
+  const known = r.roots.get(id)
+  if (known !== undefined) return known
+  const meta = r.metas.get(id)!
+  const bytes = decompressChunk(r.packed.get(id)!, meta.size)
+  r.roots.set(id, bytes)
+  r.decompressed.set(id, cacheKey(meta.hash))
+  return bytes
 }
 
 /**
@@ -495,26 +511,32 @@ const verified = (g: Gathered, out: Uint8Array, digest: Sha256Hash, cache: Chunk
   return view(out)
 }
 
-/** Rebuilds and verifies a gathered snapshot: each chunk written into its place in one buffer. */
+/**
+ * Rebuilds and verifies a gathered snapshot: each chunk written into its place in one buffer,
+ * and hashed ahead (see `hashAhead`) while the next ones are decompressed and written.
+ */
 const finish = (g: Gathered, cache: ChunkCache | undefined): Uint8Array => {
-  const { metas, plans, roots } = g.resolved
+  const { metas, plans } = g.resolved
   const only = g.ids.length === 1 ? plans.get(g.ids[0]!)! : undefined
   let out: Uint8Array
+  let hashing: HashAhead | undefined
   try {
-    if (only !== undefined) out = renderSpans(roots.get(only.root)!, only.spans)
+    if (only !== undefined) out = renderSpans(rootOf(g.resolved, only.root), only.spans)
     else {
       out = Buffer.allocUnsafe(g.ids.reduce((n, id) => n + metas.get(id)!.size, 0))
+      hashing = hashAhead(out.length)
       let at = 0
       for (const id of g.ids) {
         const plan = plans.get(id)!
-        at = writeSpans(out, at, roots.get(plan.root)!, plan.spans)
+        at = writeSpans(out, at, rootOf(g.resolved, plan.root), plan.spans)
+        hashing.advance(out, at)
       }
     }
   } catch (e) {
     if (e instanceof CodecError) throw corrupt(g.operation, g.hash, e.detail, e)
     throw e
   }
-  return verified(g, out, sha256(out), cache)
+  return verified(g, out, hashing === undefined ? sha256(out) : hashing.digest(out), cache)
 }
 
 /**
@@ -537,7 +559,13 @@ const patchOf = (
     throw e
   }
   const plan = resolved.plans.get(candidate)!
-  const root = resolved.roots.get(plan.root)!
+  let root: Uint8Array
+  try {
+    root = rootOf(resolved, plan.root)
+  } catch (e) {
+    if (e instanceof CodecError) return undefined
+    throw e
+  }
   const before = renderSpans(root, plan.spans)
   const { prefix, suffix } = commonEnds(before, piece)
   const spans = spliceSpans(plan.spans, prefix, before.length - suffix, piece.subarray(prefix, piece.length - suffix))

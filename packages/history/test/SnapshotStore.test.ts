@@ -8,6 +8,7 @@
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
 import { cutPoints } from "../src/internal/chunking.ts"
+import { helperRunning } from "../src/internal/hashAhead.ts"
 import * as SnapshotStore from "@forkjoin/history/SnapshotStore"
 import { Sqlite } from "@forkjoin/history/Sqlite"
 import type { StoreError } from "@forkjoin/history/HistoryStore"
@@ -189,6 +190,31 @@ describe("SnapshotStore", () => {
       assert.include((yield* corruptError(read(h2))).message, `chunk ${victim}'s body is missing`)
       yield* sql.run("t", (c) => c.run("DELETE FROM chunks WHERE id = ?", victim))
       assert.include((yield* corruptError(read(h2))).message, `chunk ${victim} is missing`)
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("large reads hash on the helper thread while they are written: exact bytes, and damage is still Corrupt", () =>
+    Effect.gen(function*() {
+      const sql = yield* Sqlite
+      const v1 = text(21, 3 * 1024 * 1024)
+      const v2 = splice(v1, 1_500_000, 10, utf8("an edited line\n"))
+      const h1 = yield* put(v1)
+      const h2 = yield* put(v2, h1)
+      // The second large read starts the helper; reads use it once it runs.
+      for (let i = 0; i < 2; i++) assert.isTrue(same(yield* bytesOf(h2), v2))
+      yield* Effect.promise(async () => {
+        for (const deadline = Date.now() + 10_000; !helperRunning(); await new Promise((r) => setTimeout(r, 10))) {
+          if (Date.now() > deadline) throw new Error("the hashing helper did not start within 10 s")
+        }
+      })
+      for (const [h, v] of [[h1, v1], [h2, v2]] as const) assert.isTrue(same(yield* bytesOf(h), v))
+      // A chunk both share, replaced by as many other bytes: only the hash can tell.
+      const victim = yield* sql.run("t", (c) => c.get<{ id: number }>("SELECT id FROM chunks WHERE codec = 1 ORDER BY id LIMIT 1 OFFSET 3")!.id)
+      yield* sql.run("t", (c) => {
+        c.run("UPDATE chunks SET codec = 0 WHERE id = ?", victim)
+        c.run("UPDATE chunk_bodies SET data = zeroblob((SELECT size FROM chunks WHERE id = ?)) WHERE id = ?", victim, victim)
+      })
+      for (const h of [h1, h2]) assert.include((yield* corruptError(read(h))).message, `snapshot ${h}: chunk ${victim} does not match its hash`)
+      assert.isTrue(helperRunning())
     }).pipe(Effect.provide(layer())))
 
   it.effect("a new version stored against a damaged chunk still reads back exact: its patch carries every byte they differ in", () =>

@@ -1,0 +1,191 @@
+/**
+ * The sha256 of bytes being written, computed on a helper thread while the writer is still
+ * writing them: a snapshot read writes its chunks one after another into one buffer, and the
+ * helper hashes each stretch as soon as it is final, so the read pays for hashing only past its
+ * last chunk. The writer copies each finished stretch into a staging buffer the helper can see
+ * (a growable `SharedArrayBuffer` kept for the life of the process: a fresh one per read would
+ * cost a page fault for every 4 KiB of it).
+ *
+ * The helper is one thread per process (or per worker thread that reads), started by the second
+ * read large enough to use it: a command that reads one snapshot never pays its start. Until
+ * it is running, when it stalls or dies, and for bytes outside `STAGED`, hashing is done inline:
+ * the digest is the same either way.
+ */
+import type { Sha256Hash } from "@forkjoin/schema"
+import { sha256 } from "@forkjoin/patch/Bytes"
+import { Worker } from "node:worker_threads"
+
+/** A hash being computed while its bytes are written. */
+export interface HashAhead {
+  /** `bytes[0, upTo)` are final: the helper may hash up to there. */
+  readonly advance: (bytes: Uint8Array, upTo: number) => void
+  /** The sha256 of all of `bytes` (each byte advanced past, or not yet, hashed once). */
+  readonly digest: (bytes: Uint8Array) => Sha256Hash
+}
+
+// Below 1 MiB, hashing inline takes under 0.7 ms: handing it over is not worth the copy.
+// Above 32 MiB, staging would keep that much memory for the rest of the process.
+const STAGED = { min: 1 << 20, max: 32 << 20 }
+// How long a read waits for the helper's digest before hashing inline and retiring the helper.
+const PATIENCE_MS = 2_000
+
+// Control words, in one small shared buffer: the job number, how many bytes of it are final, its
+// size, the last job done, and whether the helper is running. The digest follows them.
+const JOB = 0
+const READY = 1
+const SIZE = 2
+const DONE = 3
+const ALIVE = 4
+const DIGEST_AT = 32
+const SPINS = 20_000
+
+// The helper's program (CommonJS, evaluated: no file to resolve from sources or bundles). It
+// hashes each job's bytes as they become final; a new job number abandons the current job.
+const HELPER = `
+const { workerData } = require("node:worker_threads")
+const { createHash } = require("node:crypto")
+const ctl = new Int32Array(workerData.control)
+const digest = new Uint8Array(workerData.control, ${DIGEST_AT}, 32)
+const staging = new Uint8Array(workerData.staging)
+Atomics.store(ctl, ${ALIVE}, 1)
+let seen = Atomics.load(ctl, ${JOB})
+for (;;) {
+  Atomics.wait(ctl, ${JOB}, seen)
+  const job = Atomics.load(ctl, ${JOB})
+  if (job === seen) continue
+  seen = job
+  const size = Atomics.load(ctl, ${SIZE})
+  const hash = createHash("sha256")
+  let at = 0
+  while (at < size && Atomics.load(ctl, ${JOB}) === job) {
+    const ready = Atomics.load(ctl, ${READY})
+    if (ready <= at) {
+      // Spin a little first: the next stretch usually comes within tens of microseconds, and
+      // a thread that sleeps takes about as long to wake.
+      let spins = 0
+      while (Atomics.load(ctl, ${READY}) === ready && spins < ${SPINS}) spins++
+      if (spins === ${SPINS}) Atomics.wait(ctl, ${READY}, ready, 100)
+    }
+    else {
+      hash.update(staging.subarray(at, ready))
+      at = ready
+    }
+  }
+  if (at < size) continue
+  digest.set(hash.digest())
+  Atomics.store(ctl, ${DONE}, job)
+  Atomics.notify(ctl, ${DONE})
+}
+`
+
+interface Helper {
+  readonly control: Int32Array
+  readonly digest: Uint8Array
+  readonly staging: SharedArrayBuffer
+  readonly bytes: Uint8Array
+  readonly worker: Worker
+  job: number
+  retired: boolean
+}
+
+/** Stops using the helper (reads hash inline from now on) and ends its thread. */
+const retire = (h: Helper): void => {
+  h.retired = true
+  void h.worker.terminate()
+}
+
+let helper: Helper | undefined
+let eligibleReads = 0
+
+const start = (): Helper => {
+  const shared = new SharedArrayBuffer(DIGEST_AT + 32)
+  const staging = new SharedArrayBuffer(0, { maxByteLength: STAGED.max })
+  const worker = new Worker(HELPER, { eval: true, workerData: { control: shared, staging } })
+  const h: Helper = {
+    control: new Int32Array(shared, 0, DIGEST_AT / 4),
+    digest: new Uint8Array(shared, DIGEST_AT, 32),
+    staging,
+    bytes: new Uint8Array(staging),
+    worker,
+    job: 0,
+    retired: false
+  }
+  // Never keeps the process alive; a helper that fails or ends is retired and reads hash inline.
+  worker.unref()
+  worker.on("error", () => retire(h))
+  worker.on("exit", () => {
+    h.retired = true
+  })
+  return h
+}
+
+const inline: HashAhead = { advance: () => {}, digest: (bytes) => sha256(bytes) }
+
+/** Ends the helper thread, if any: hashes are inline from then on in this thread (for tests). */
+export const endHelper = async (): Promise<void> => {
+  if (helper === undefined) return
+  helper.retired = true
+  await helper.worker.terminate()
+}
+
+/** Whether the helper thread is running (for tests: `hashAhead` uses it only then). */
+export const helperRunning = (): boolean => helper !== undefined && !helper.retired && Atomics.load(helper.control, ALIVE) === 1
+
+/** The running helper, if `size` bytes are worth handing to it (starting it on the second such read). */
+const helperFor = (size: number): Helper | undefined => {
+  if (size < STAGED.min || size > STAGED.max) return undefined
+  if (helper === undefined) {
+    if (++eligibleReads >= 2) helper = start()
+    return undefined
+  }
+  return helperRunning() ? helper : undefined
+}
+
+/**
+ * A hash of `size` bytes about to be written: on the helper thread when it is running and the
+ * size is worth it, else inline at `digest`.
+ */
+export const hashAhead = (size: number): HashAhead => {
+  const h = helperFor(size)
+  if (h === undefined) return inline
+  if (h.staging.byteLength < size) h.staging.grow(size)
+  const job = ++h.job
+  const { control } = h
+  Atomics.store(control, SIZE, size)
+  Atomics.store(control, READY, 0)
+  Atomics.store(control, JOB, job)
+  Atomics.notify(control, JOB)
+  Atomics.notify(control, READY)
+  let staged = 0
+  // A hash outlived by a newer one (hashes started by one read cannot interleave; this is for
+  // a caller that abandons one) must not touch the staging buffer: it hashes inline.
+  const current = (): boolean => h.job === job && !h.retired
+  return {
+    advance: (bytes, upTo) => {
+      const to = Math.min(upTo, size, bytes.length)
+      if (to <= staged || !current()) return
+      h.bytes.set(bytes.subarray(staged, to), staged)
+      staged = to
+      Atomics.store(control, READY, to)
+      Atomics.notify(control, READY)
+    },
+    digest: (bytes) => {
+      if (bytes.length !== size || !current()) return sha256(bytes)
+      h.bytes.set(bytes.subarray(staged), staged)
+      Atomics.store(control, READY, size)
+      Atomics.notify(control, READY)
+      // The helper is at most a stretch behind: spin for its digest before sleeping on it.
+      for (let spins = 0; spins < SPINS && Atomics.load(control, DONE) !== job; spins++);
+      const deadline = performance.now() + PATIENCE_MS
+      for (let done = Atomics.load(control, DONE); done !== job; done = Atomics.load(control, DONE)) {
+        const left = deadline - performance.now()
+        if (left <= 0 || h.retired) {
+          retire(h)
+          return sha256(bytes)
+        }
+        Atomics.wait(control, DONE, done, left)
+      }
+      return `sha256:${Buffer.from(h.digest).toString("hex")}` as Sha256Hash
+    }
+  }
+}

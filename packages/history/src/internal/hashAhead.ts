@@ -8,8 +8,8 @@
  *
  * The helper is one thread per process (or per worker thread that reads), started by the second
  * read large enough to use it: a command that reads one snapshot never pays its start. Until
- * it is running, when it stalls or dies, and for bytes outside `STAGED`, hashing is done inline:
- * the digest is the same either way.
+ * it is running, for a second after a full garbage collection, when it falls behind or dies, and
+ * for bytes outside `STAGED`, hashing is done inline: the digest is the same either way.
  */
 import type { Sha256Hash } from "@forkjoin/schema"
 import { sha256 } from "@forkjoin/patch/Bytes"

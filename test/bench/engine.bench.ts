@@ -33,7 +33,7 @@ import { openWorkspace, type Workspace } from "../../packages/engine/src/Facade.
 import { type FileState, parsePatch, planPatch } from "../../packages/patch/src/index.ts"
 import { CODEX_PEER_NAME, type CodexPeer, type CodexUnavailable, ensureCodex } from "./codex.ts"
 import { type FormatWorkload, makeFormatWorkload, oneLineUpdatePatch } from "./fixture.ts"
-import { cliPaths, ensureCliBundle, errorFigure, type Figure, emitJson, firstDifference, onlyMetrics, spread, median, note, printTable, repoRoot, round, runFailure, timeSpawn, wantsJson } from "./harness.ts"
+import { cliPaths, ensureCliBundle, errorFigure, type Figure, emitJson, firstDifference, onlyMetrics, spread, median, note, printTable, repoRoot, round, runFailure, timeSpawn, wantsJson, gc } from "./harness.ts"
 
 const BENCH = "engine"
 // The `format` bench's workload, exactly (same seed and size).
@@ -59,9 +59,6 @@ const CHILD_FLAG = "--child-library-apply"
 
 const sha256 = (bytes: Uint8Array | string): string => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0
-const gc = (): void => {
-  ;(globalThis as { gc?: () => void }).gc?.()
-}
 const errorText = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e))
 
 /** Writes `bytes` to `file` and fsyncs it (untimed restores: the next timed run must not pay their writeback). */

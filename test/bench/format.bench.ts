@@ -17,7 +17,7 @@ import * as Result from "effect/Result"
 import { type FileState, parsePatch, patchTargets, planPatch, type Profile } from "../../packages/patch/src/index.ts"
 import { CODEX_PEER_NAME, ensureCodex } from "./codex.ts"
 import { type FormatWorkload, makeFormatWorkload } from "./fixture.ts"
-import { cliPaths, ensureCliBundle, errorFigure, type Figure, emitJson, firstDifference, onlyMetrics, spread, median, note, printTable, repoRoot, round, runFailure, timed, timeSpawn, wantsJson } from "./harness.ts"
+import { cliPaths, ensureCliBundle, errorFigure, type Figure, emitJson, firstDifference, onlyMetrics, spread, median, note, printTable, repoRoot, round, runFailure, timed, timeSpawn, wantsJson, gc } from "./harness.ts"
 
 const BENCH = "format"
 const SEED = 0x5eed_f0a7
@@ -59,9 +59,6 @@ const report = (measured: Figure): void => {
 
 
 
-const gc = (): void => {
-  ;(globalThis as { gc?: () => void }).gc?.()
-}
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0
 

@@ -62,6 +62,14 @@ export const percentile = (xs: ReadonlyArray<number>, p: number): number => {
   return s[rank - 1]!
 }
 
+/**
+ * A full garbage collection before a timed run (the benches run with `--expose-gc`; without it,
+ * nothing), so a run is not charged for the garbage of the work before it.
+ */
+export const gc = (): void => {
+  ;(globalThis as { gc?: () => void }).gc?.()
+}
+
 /** Rounds to `digits` decimals (for printing). */
 export const round = (x: number, digits = 3): number => {
   const f = 10 ** digits

@@ -54,7 +54,7 @@ import * as OrchestratorRun from "../../packages/orchestrator/src/Run.ts"
 import { sha256 } from "../../packages/patch/src/Bytes.ts"
 import * as RunPlan from "../../packages/runtime/src/RunPlan.ts"
 import { ThreadId } from "../../packages/schema/src/Ids.ts"
-import { cliPaths, emitJson, ensureCliBundle, errorFigure, type Figure, median, note, printTable, repoRoot, round, runFailure, spread, timeSpawn, wantsJson } from "./harness.ts"
+import { cliPaths, emitJson, ensureCliBundle, errorFigure, type Figure, median, note, printTable, repoRoot, round, runFailure, spread, timeSpawn, wantsJson, gc } from "./harness.ts"
 import { type ChildWork, makeChildren, planOf, writeRepoFiles } from "./joinFixture.ts"
 
 const BENCH = "join"
@@ -74,9 +74,6 @@ const TRASH = "trash"
 
 type Size = (typeof SIZES)[number]
 const label = (n: Size): string => `${n / 1000}k`
-const gc = (): void => {
-  ;(globalThis as { gc?: () => void }).gc?.()
-}
 const errorText = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e))
 const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6
 

@@ -30,7 +30,7 @@ import { mergeText } from "../../packages/merge/src/TextMerge.ts"
 import type { TextMerge } from "../../packages/merge/src/TextMerge.ts"
 import { sameBytes } from "../../packages/patch/src/Bytes.ts"
 import { makeFormatWorkload, mulberry32 } from "./fixture.ts"
-import { emitJson, errorFigure, type Figure, firstDifference, median, note, onlyMetrics, printTable, round, runFailure, spread, timed, timeSpawn, wantsJson } from "./harness.ts"
+import { emitJson, errorFigure, type Figure, firstDifference, median, note, onlyMetrics, printTable, round, runFailure, spread, timed, timeSpawn, wantsJson, gc } from "./harness.ts"
 
 const BENCH = "merge"
 const SEED = 0x0d1f_f3e3
@@ -60,9 +60,6 @@ const report = (measured: Figure): void => {
   figures.push(figure)
   if (figure.error !== undefined) failed = true
   if (json) emitJson(figure)
-}
-const gc = (): void => {
-  ;(globalThis as { gc?: () => void }).gc?.()
 }
 const errorText = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e))
 

@@ -55,7 +55,7 @@ import { scripted, Driver } from "../../packages/runtime/src/Driver.ts"
 import * as Session from "../../packages/runtime/src/Session.ts"
 import * as WriteScope from "../../packages/runtime/src/WriteScope.ts"
 import type { Changeset, TaskId, ThreadId } from "../../packages/schema/src/index.ts"
-import { type Figure, emitJson, errorFigure, median, note, printTable, round, spread, wantsJson } from "./harness.ts"
+import { type Figure, emitJson, errorFigure, median, note, printTable, round, spread, wantsJson, gc } from "./harness.ts"
 import { oneLineUpdatePatch } from "./fixture.ts"
 
 const BENCH = "overlay"
@@ -73,9 +73,6 @@ type Size = (typeof SIZES)[number]
 const label = (n: Size): string => `${n / 1000}k`
 
 const sha256 = (bytes: Uint8Array | string): string => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
-const gc = (): void => {
-  ;(globalThis as { gc?: () => void }).gc?.()
-}
 const errorText = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e))
 const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6
 

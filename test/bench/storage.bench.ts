@@ -60,7 +60,7 @@ import { planOfFiles } from "../../packages/merge/src/ChildPlan.ts"
 import { sha256 } from "../../packages/patch/src/Bytes.ts"
 import { RelativePath, type Sha256Hash, ThreadId, TurnId } from "../../packages/schema/src/index.ts"
 import { makeFormatWorkload, mulberry32 } from "./fixture.ts"
-import { errorFigure, type Figure, emitJson, median, note, onlyMetrics, printTable, round, spread, wantsJson } from "./harness.ts"
+import { errorFigure, type Figure, emitJson, median, note, onlyMetrics, printTable, round, spread, wantsJson, gc } from "./harness.ts"
 
 const BENCH = "storage"
 // The `format` bench's workload, exactly (same seed and size).
@@ -68,9 +68,6 @@ const SEED = 0x5eed_f0a7
 const LINES = 100_000
 const EDIT_SEED = 0x5701_4a6e
 const COLD_READS = 15
-const gc = (): void => {
-  ;(globalThis as { gc?: () => void }).gc?.()
-}
 const WARM_READS = 21
 const BINARY_BYTES = 1 << 20
 const BINARY_VERSIONS = 200

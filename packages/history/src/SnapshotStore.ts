@@ -551,16 +551,11 @@ const patchOf = (
   piece: Uint8Array,
   cache: ChunkCache | undefined
 ): { readonly base: number; readonly data: Uint8Array } | undefined => {
-  let resolved: Resolved
-  try {
-    resolved = resolve(c, [candidate], cache, false)
-  } catch (e) {
-    if (e instanceof CodecError) return undefined
-    throw e
-  }
-  const plan = resolved.plans.get(candidate)!
+  let plan: Plan
   let root: Uint8Array
   try {
+    const resolved = resolve(c, [candidate], cache, false)
+    plan = resolved.plans.get(candidate)!
     root = rootOf(resolved, plan.root)
   } catch (e) {
     if (e instanceof CodecError) return undefined

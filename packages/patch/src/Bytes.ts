@@ -18,6 +18,15 @@ export const sha256 = (bytes: Uint8Array | string): Sha256Hash =>
   `sha256:${createHash("sha256").update(bytes).digest("hex")}` as Sha256Hash
 
 /**
+ * The content address of a sha256 digest computed elsewhere (its 32 bytes), in the same form.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const contentAddress = (digest: Uint8Array): Sha256Hash =>
+  `sha256:${Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString("hex")}` as Sha256Hash
+
+/**
  * True when both byte arrays hold the same bytes (a native compare).
  *
  * @category guards

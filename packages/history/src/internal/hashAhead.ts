@@ -12,7 +12,7 @@
  * for bytes outside `STAGED`, hashing is done inline: the digest is the same either way.
  */
 import type { Sha256Hash } from "@forkjoin/schema"
-import { sha256 } from "@forkjoin/patch/Bytes"
+import { contentAddress, sha256 } from "@forkjoin/patch/Bytes"
 import { constants, PerformanceObserver, type PerformanceEntry } from "node:perf_hooks"
 import { Worker } from "node:worker_threads"
 
@@ -237,7 +237,7 @@ export const hashAhead = (size: number): HashAhead => {
         hashed = progress
         since = now
       }
-      return `sha256:${Buffer.from(h.digest).toString("hex")}` as Sha256Hash
+      return contentAddress(h.digest.slice())
     }
   }
 }

@@ -31,14 +31,15 @@ const STAGED = { min: 1 << 20, max: 32 << 20 }
 const PATIENCE_MS = 2_000
 
 // Control words, in one small shared buffer: the job number, how many bytes of it are final, its
-// size, the last job done, whether the helper is running, and how many bytes of the job it has
-// hashed. The digest follows them.
+// size, the last job done, whether the helper is running, how many bytes of its current job it
+// has hashed, and which job that is. The digest follows them.
 const JOB = 0
 const READY = 1
 const SIZE = 2
 const DONE = 3
 const ALIVE = 4
 const HASHED = 5
+const STARTED = 6
 const DIGEST_AT = 32
 // Spins of a waiting thread before it sleeps (about 100 microseconds; also how often a read
 // waiting for a digest checks the helper's pace).
@@ -65,6 +66,7 @@ for (;;) {
   const hash = createHash("sha256")
   let at = 0
   Atomics.store(ctl, ${HASHED}, 0)
+  Atomics.store(ctl, ${STARTED}, job)
   while (at < size && Atomics.load(ctl, ${JOB}) === job) {
     const ready = Atomics.load(ctl, ${READY})
     if (ready <= at) {
@@ -218,13 +220,15 @@ export const hashAhead = (size: number): HashAhead => {
       // goes. A helper short of a core (the process is collecting garbage on it, say) would
       // take longer to finish than hashing everything here: then this read does that.
       const deadline = performance.now() + PATIENCE_MS
-      let hashed = Atomics.load(control, HASHED)
+      // Until the helper has taken this job up, its count is the previous job's.
+      const progressOf = (): number => Atomics.load(control, STARTED) === job ? Atomics.load(control, HASHED) : 0
+      let hashed = progressOf()
       let since = performance.now()
       while (Atomics.load(control, DONE) !== job) {
         for (let spins = 0; spins < SPINS && Atomics.load(control, DONE) !== job; spins++);
         if (Atomics.load(control, DONE) === job) break
         const now = performance.now()
-        const progress = Atomics.load(control, HASHED)
+        const progress = progressOf()
         if (h.retired || now > deadline) {
           retire(h)
           return sha256(bytes)

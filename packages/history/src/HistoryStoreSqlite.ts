@@ -380,7 +380,7 @@ const storeWithBases = (
     const base = bases.get(hashes[i]!)
     const at = base === undefined ? undefined : index.get(base)
     if (at !== undefined) store(at)
-    SnapshotStore.put(c, blobs[i]!, hashes[i]!, base, cache)
+    SnapshotStore.put(c, blobs[i]!, hashes[i]!, base, cache, at === undefined ? undefined : blobs[at])
   }
   for (let i = 0; i < blobs.length; i++) store(i)
 }

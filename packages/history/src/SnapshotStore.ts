@@ -32,7 +32,7 @@ import { sameBytes, sha256 } from "@forkjoin/patch/Bytes"
 import type { Sha256Hash } from "@forkjoin/schema"
 import * as Schema from "effect/Schema"
 import { StoreError } from "./HistoryStore.ts"
-import { cutPoints } from "./internal/chunking.ts"
+import { cutPoints, cutPointsAfterEdit, type EditCuts } from "./internal/chunking.ts"
 import { type HashAhead, hashAhead } from "./internal/hashAhead.ts"
 import {
   applyDeltaSpans,
@@ -245,6 +245,7 @@ const SQL = {
   insertSnapshot: "INSERT INTO snapshots (hash, size, base, depth, manifest) VALUES (?, ?, ?, ?, ?)",
   restoreSnapshot: "UPDATE snapshots SET size = ?, base = ?, depth = ?, manifest = ?, pruned_at = NULL WHERE id = ?",
   chunkId: "SELECT id FROM chunks WHERE hash = ?",
+  chunkSizes: "SELECT id, size FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
   // The chunks with the given ids and every delta base below them (UNION: each row once, and a
   // damaged table with a cycle still ends).
   chunkClosure: `WITH RECURSIVE need(id) AS (
@@ -647,18 +648,40 @@ const insertRow = (c: Connection, key: Buffer, size: number, codec: Codec, base:
 }
 
 /**
+ * The cut points of `bytes`, an edit of `baseBytes` stored as the chunks `baseIds`, found by
+ * scanning only the edited stretch (a one-line edit of a 5 MB file: about 1 ms instead of 13 ms
+ * to cut and hash every chunk again); undefined when the base's chunks do not cover its bytes or
+ * were cut by other rules (the first chunked release's), which the full scan then handles.
+ */
+const editCuts = (c: Connection, bytes: Uint8Array, baseIds: ReadonlyArray<number>, baseBytes: Uint8Array): EditCuts | undefined => {
+  const sizes = new Map<number, number>()
+  for (const row of c.all<{ readonly id: number; readonly size: number }>(SQL.chunkSizes, JSON.stringify(baseIds))) sizes.set(row.id, row.size)
+  const baseCuts: Array<number> = []
+  let end = 0
+  for (const id of baseIds) {
+    const size = sizes.get(id)
+    if (size === undefined) return undefined
+    end += size
+    baseCuts.push(end)
+  }
+  return cutPointsAfterEdit(baseBytes, baseCuts, bytes)
+}
+
+/**
  * Stores the chunks of `bytes` and returns their ids in order. Chunks already stored (anywhere)
- * are reused; a new one is paired with the chunk of `baseIds` at the same place (after the last
- * chunk both share) as its delta candidate.
+ * are reused (those `edit` says repeat a chunk of `baseIds` without hashing them); a new one is
+ * paired with the chunk of `baseIds` at the same place (after the last chunk both share) as its
+ * delta candidate.
  */
 const storeChunks = (
   c: Connection,
   bytes: Uint8Array,
   hash: Sha256Hash,
   baseIds: ReadonlyArray<number> | undefined,
+  edit: EditCuts | undefined,
   cache: ChunkCache | undefined
 ): Array<number> => {
-  const cuts = cutPoints(bytes)
+  const cuts = edit?.cuts ?? cutPoints(bytes)
   const position = new Map<number, number>()
   baseIds?.forEach((id, i) => {
     if (!position.has(id)) position.set(id, i)
@@ -668,9 +691,16 @@ const storeChunks = (
   let anchor = -1
   let gap = 0
   let start = 0
-  for (const cut of cuts) {
+  for (const [k, cut] of cuts.entries()) {
     const piece = bytes.subarray(start, cut)
     start = cut
+    const kept = edit?.kept[k] ?? -1
+    if (baseIds !== undefined && kept >= 0) {
+      ids.push(baseIds[kept]!)
+      anchor = kept
+      gap = 0
+      continue
+    }
     // A one-chunk snapshot's chunk hash is the snapshot's own.
     const key = chunkKey(cuts.length === 1 ? hash : sha256(piece))
     const found = c.get<{ readonly id: number }>(SQL.chunkId, key)
@@ -742,13 +772,21 @@ export const read = (c: Connection, operation: string, hash: Sha256Hash, cache?:
  * Stores `bytes` under `hash` (their sha256, computed by the caller) unless already stored; a
  * pruned snapshot gets its content back. `base`, a stored snapshot the bytes were edited from
  * (the previous version of the file), lets new chunks be deltas of its chunks and the manifest
- * an edit of its manifest. A `cache` keeps the new chunks' bytes for the next version's deltas.
- * Call inside a transaction.
+ * an edit of its manifest. `baseBytes`, that version's bytes when the caller has them, spare
+ * cutting and hashing the chunks the edit left alone. A `cache` keeps the new chunks' bytes for
+ * the next version's deltas. Call inside a transaction.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const put = (c: Connection, bytes: Uint8Array, hash: Sha256Hash, base?: Sha256Hash, cache?: ChunkCache): void => {
+export const put = (
+  c: Connection,
+  bytes: Uint8Array,
+  hash: Sha256Hash,
+  base?: Sha256Hash,
+  cache?: ChunkCache,
+  baseBytes?: Uint8Array
+): void => {
   const existing = c.get<{ readonly id: number; readonly pruned_at: string | null }>(SQL.snapshotState, hash)
   if (existing !== undefined && existing.pruned_at === null) return
   const baseRow = base === undefined || base === hash ? undefined : c.get<SnapshotRow>(SQL.snapshot, base)
@@ -761,7 +799,8 @@ export const put = (c: Connection, bytes: Uint8Array, hash: Sha256Hash, base?: S
       if (!(e instanceof CodecError)) throw e
     }
   }
-  const ids = storeChunks(c, bytes, hash, baseIds, cache)
+  const cuts = baseIds !== undefined && baseBytes !== undefined ? editCuts(c, bytes, baseIds, baseBytes) : undefined
+  const ids = storeChunks(c, bytes, hash, baseIds, cuts, cache)
   const whole = encodeManifest(ids)
   // An edit of the base's manifest only when it is smaller (never for a one-chunk file): the
   // fewer manifest deltas, the shorter the chains reads follow.

@@ -10,13 +10,27 @@ import { sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
 import { cutPoints } from "../src/internal/chunking.ts"
 import { helperRunning } from "../src/internal/hashAhead.ts"
 import * as SnapshotStore from "@forkjoin/history/SnapshotStore"
-import { Sqlite } from "@forkjoin/history/Sqlite"
+import { type Connection, Sqlite } from "@forkjoin/history/Sqlite"
 import type { StoreError } from "@forkjoin/history/HistoryStore"
 import type { Sha256Hash } from "@forkjoin/schema"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import fc from "fast-check"
 import { prng } from "../../../test/support/random.ts"
+import { vi } from "vitest"
+
+// Counts full scans (`cutPoints` over a whole version), to tell them from scans of an edit only.
+const scans = vi.hoisted(() => ({ count: 0 }))
+vi.mock("../src/internal/chunking.ts", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../src/internal/chunking.ts")>()
+  return {
+    ...original,
+    cutPoints: (bytes: Uint8Array) => {
+      scans.count++
+      return original.cutPoints(bytes)
+    }
+  }
+})
 
 const layer = () => Sqlite.layerMemory(sqliteOptions())
 
@@ -162,6 +176,44 @@ describe("SnapshotStore", () => {
         for (const [h, bytes] of versions) assert.isTrue(same(yield* bytesOf(h), bytes))
       }
     }).pipe(Effect.provide(layer())))
+
+  it.effect("given the base's bytes, a put stores exactly the rows a full scan of the new version stores", () =>
+    Effect.gen(function*() {
+      const tables = (c: Connection) => ({
+        chunks: c.all("SELECT c.id, hex(c.hash) AS hash, c.size, c.codec, c.base, c.depth, c.pack, c.pack_at, hex(b.data) AS body FROM chunks c LEFT JOIN chunk_bodies b ON b.id = c.id ORDER BY c.id"),
+        snapshots: c.all("SELECT id, hash, size, base, depth, hex(manifest) AS manifest FROM snapshots ORDER BY id")
+      })
+      const run = (withBytes: boolean) =>
+        Effect.gen(function*() {
+          const sql = yield* Sqlite
+          let current = text(31, 1_200_000)
+          let hash = sha256(current)
+          yield* sql.transaction("t", (c) => SnapshotStore.put(c, current, hash))
+          const versions: Array<[Sha256Hash, Uint8Array]> = []
+          const next = prng(32).uint32
+          scans.count = 0
+          for (let k = 0; k < 40; k++) {
+            // One-line edits, a few large ones, and the last chunks cut off.
+            const at = next() % current.length
+            const edited = k === 20 ? current.subarray(0, 900_000) : k % 10 === 5 ? splice(current, at, 200_000, text(k, 150_000)) : splice(current, at, next() % 30, utf8(`edit ${k}\n`))
+            const h = sha256(edited)
+            const before = current
+            const base = hash
+            yield* sql.transaction("t", (c) => SnapshotStore.put(c, edited, h, base, undefined, withBytes ? before : undefined))
+            current = edited
+            hash = h
+            versions.push([h, edited])
+          }
+          const fullScans = scans.count
+          for (const [h, bytes] of versions) assert.isTrue(same(yield* bytesOf(h), bytes))
+          return { ...(yield* sql.run("t", tables)), fullScans }
+        }).pipe(Effect.provide(layer()))
+      const edited = yield* run(true)
+      const scanned = yield* run(false)
+      assert.strictEqual(scanned.fullScans, 40)
+      assert.strictEqual(edited.fullScans, 0)
+      assert.deepStrictEqual({ ...edited, fullScans: 0 }, { ...scanned, fullScans: 0 })
+    }))
 
   it.effect("a damaged chunk is Corrupt, naming the snapshot and the chunk; the cache never masks it", () =>
     Effect.gen(function*() {

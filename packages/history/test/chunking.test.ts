@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
-import { AVG_CHUNK, cutPoints, MAX_CHUNK, MIN_CHUNK } from "../src/internal/chunking.ts"
+import { AVG_CHUNK, cutPoints, cutPointsAfterEdit, MAX_CHUNK, MIN_CHUNK } from "../src/internal/chunking.ts"
 import {
   applyDeltaSpans,
   applyManifestDelta,
@@ -95,6 +95,80 @@ describe("cutPoints", () => {
       ),
       { numRuns: 60, seed: 14 }
     )
+  })
+})
+
+describe("cutPointsAfterEdit", () => {
+  /** `bytes` with each of `edits` (at, removed, inserted) applied, from the last place to the first. */
+  const edited = (bytes: Uint8Array, edits: ReadonlyArray<readonly [number, number, Uint8Array]>): Uint8Array => {
+    let out = bytes
+    for (const [at, removed, inserted] of [...edits].sort((a, b) => b[0] - a[0])) {
+      const from = Math.min(at, out.length)
+      out = Buffer.concat([out.subarray(0, from), inserted, out.subarray(Math.min(out.length, from + removed))])
+    }
+    return out
+  }
+
+  /** The chunks `kept` names have the bytes of the chunks of `before` they name. */
+  const keptMatch = (before: Uint8Array, after: Uint8Array, cuts: ReadonlyArray<number>, kept: ReadonlyArray<number>): boolean => {
+    const beforeCuts = cutPoints(before)
+    return kept.every((k, i) => {
+      if (k < 0) return true
+      const from = i === 0 ? 0 : cuts[i - 1]!
+      const was = before.subarray(k === 0 ? 0 : beforeCuts[k - 1]!, beforeCuts[k]!)
+      return Buffer.from(after.subarray(from, cuts[i]!)).equals(Buffer.from(was))
+    })
+  }
+
+  it("cuts an edited version exactly as a full scan does, reusing the chunks it keeps (property)", () => {
+    const bases = [text(21, 1_500_000), noise(22, 900_000), text(23, 3 * MAX_CHUNK + 5), text(24, MIN_CHUNK + 10)]
+    const pool = text(27, 2 * MAX_CHUNK)
+    const bigInsert = fc.integer({ min: 0, max: 2 * MAX_CHUNK }).map((n) => pool.subarray(0, n))
+    const insert = fc.oneof(fc.uint8Array({ maxLength: 300 }), bigInsert)
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: bases.length - 1 }),
+        fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 0, max: 3 * AVG_CHUNK }), insert), { minLength: 1, maxLength: 3 }),
+        (which, picks) => {
+          const before = bases[which]!
+          const after = edited(before, picks.map(([where, removed, inserted]) => [Math.floor(where * before.length), removed, inserted] as const))
+          const got = cutPointsAfterEdit(before, cutPoints(before), after)
+          if (got === undefined) return false
+          return JSON.stringify(got.cuts) === JSON.stringify(cutPoints(after)) && got.kept.length === got.cuts.length &&
+            keptMatch(before, after, got.cuts, got.kept)
+        }
+      ),
+      { numRuns: 120, seed: 14 }
+    )
+  })
+
+  it("scans only the edited stretch of a one-line edit, and handles the edges", () => {
+    const before = text(25, 2_000_000)
+    const beforeCuts = cutPoints(before)
+    const line = new TextEncoder().encode("  one more line\n")
+    const middle = edited(before, [[1_000_000, 0, line]])
+    const got = cutPointsAfterEdit(before, beforeCuts, middle)!
+    assert.deepStrictEqual(got.cuts, cutPoints(middle))
+    // Every chunk but the edited one (and a boundary it moved) is kept.
+    assert.isAtMost(got.kept.filter((k) => k < 0).length, 2)
+    assert.isAtLeast(got.kept.filter((k) => k >= 0).length, beforeCuts.length - 2)
+    for (const after of [before, new Uint8Array(0), before.subarray(0, 10), before.subarray(1), edited(before, [[0, 0, line]]), Buffer.concat([before, line]), before.subarray(0, beforeCuts[3]!)]) {
+      assert.deepStrictEqual(cutPointsAfterEdit(before, beforeCuts, after)!.cuts, cutPoints(after))
+    }
+    // Whole chunks removed: the chunks after them follow at once.
+    const removed = Buffer.concat([before.subarray(0, beforeCuts[2]!), before.subarray(beforeCuts[5]!)])
+    const dropped = cutPointsAfterEdit(before, beforeCuts, removed)!
+    assert.deepStrictEqual(dropped.cuts, cutPoints(removed))
+    assert.notInclude(dropped.kept, -1)
+  })
+
+  it("refuses cut points this chunker would not make, or that do not cover the bytes", () => {
+    const before = text(26, 600_000)
+    const after = edited(before, [[300_000, 5, new TextEncoder().encode("x")]])
+    const fixed = Array.from({ length: Math.ceil(before.length / 40_000) }, (_, i) => Math.min(before.length, (i + 1) * 40_000))
+    assert.isUndefined(cutPointsAfterEdit(before, fixed, after))
+    assert.isUndefined(cutPointsAfterEdit(before, cutPoints(before).slice(0, -1), after))
+    assert.isUndefined(cutPointsAfterEdit(before, [], after))
   })
 })
 

@@ -649,9 +649,9 @@ const insertRow = (c: Connection, key: Buffer, size: number, codec: Codec, base:
 
 /**
  * The cut points of `bytes`, an edit of `baseBytes` stored as the chunks `baseIds`, found by
- * scanning only the edited stretch (a one-line edit of a 5 MB file: about 1 ms instead of 13 ms
- * to cut and hash every chunk again); undefined when the base's chunks do not cover its bytes or
- * were cut by other rules (the first chunked release's), which the full scan then handles.
+ * scanning only the edited stretch (with it, storing a one-line edit of a 5 MB file takes about
+ * 3 ms instead of 18); undefined when the base's chunks do not cover its bytes or were cut by
+ * other rules (the first chunked release's), which the full scan then handles.
  */
 const editCuts = (c: Connection, bytes: Uint8Array, baseIds: ReadonlyArray<number>, baseBytes: Uint8Array): EditCuts | undefined => {
   const sizes = new Map<number, number>()

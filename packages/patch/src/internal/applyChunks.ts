@@ -121,7 +121,8 @@ export const applyChunks = (
 ): Result.Result<string, EngineError> => {
   const lines = splitLines(text, mode === "legacy")
   const n = lines.n
-  const matcher = new Matcher(lines)
+  // One search per context line and per chunk (a retry aside).
+  const matcher = new Matcher(lines, chunks.reduce((sum, chunk) => sum + chunk.contexts.length + 1, 0))
   const native = mode === "native"
   const limit = native ? MAX_CANDIDATES : 1
   const reps: Array<Replacement> = []

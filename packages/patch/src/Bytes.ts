@@ -37,11 +37,12 @@ export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
   a === b || (a.length === b.length && Buffer.compare(a, b) === 0)
 
 /**
- * The index of the first `byte` in `bytes` at or after `from`, or -1. Node's native search:
- * about 20x faster than `Uint8Array#indexOf` on a 5 MB file (0.23 against 4.4 ms).
+ * A `Buffer` over the same memory as `bytes` (no copy), for Node's native byte search:
+ * `Uint8Array#indexOf` is about 20x slower on a 5 MB file (4.4 against 0.23 ms). Make one per
+ * array and search it as often as needed.
  *
- * @category getters
+ * @category constructors
  * @since 0.1.0
  */
-export const indexOfByte = (bytes: Uint8Array, byte: number, from = 0): number =>
-  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(byte, from)
+export const byteView = (bytes: Uint8Array): Buffer =>
+  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)

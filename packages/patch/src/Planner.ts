@@ -9,7 +9,7 @@
 import type { RelativePath } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Result from "effect/Result"
-import { indexOfByte, sameBytes } from "./Bytes.ts"
+import { byteView, sameBytes } from "./Bytes.ts"
 import { applyChunks } from "./internal/applyChunks.ts"
 import { type ParsedPatch, parsePatch } from "./Parser.ts"
 import type { FileState, Plan, PlannedFile, PlanOptions, SummaryLine } from "./Plan.ts"
@@ -192,7 +192,7 @@ const updateBytes = (
 ): Result.Result<Uint8Array, EngineError> => {
   const native = options.profile === "native"
   const decoded = decodeUtf8(bytes)
-  if (decoded === undefined || (native && indexOfByte(bytes, 0) !== -1)) {
+  if (decoded === undefined || (native && byteView(bytes).indexOf(0) !== -1)) {
     return Result.fail(
       planError(
         "unsupported_file_type",

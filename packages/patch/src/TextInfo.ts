@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { indexOfByte } from "./Bytes.ts"
+import { byteView } from "./Bytes.ts"
 
 /**
  * Snapshot text facts of SPEC §4.2 (hash, size and mode are added by the engine).
@@ -49,17 +49,17 @@ export const hasBom = (bytes: Uint8Array): boolean =>
  * @category guards
  * @since 0.1.0
  */
-export const isBinary = (bytes: Uint8Array): boolean => indexOfByte(bytes, 0) !== -1 || decodeUtf8(bytes) === undefined
+export const isBinary = (bytes: Uint8Array): boolean => byteView(bytes).indexOf(0) !== -1 || decodeUtf8(bytes) === undefined
 
-const countByte = (bytes: Uint8Array, byte: number): number => {
+const countByte = (view: Buffer, byte: number): number => {
   let n = 0
-  for (let i = indexOfByte(bytes, byte); i !== -1; i = indexOfByte(bytes, byte, i + 1)) n++
+  for (let i = view.indexOf(byte); i !== -1; i = view.indexOf(byte, i + 1)) n++
   return n
 }
 
-const countCrlf = (bytes: Uint8Array): number => {
+const countCrlf = (view: Buffer): number => {
   let n = 0
-  for (let i = indexOfByte(bytes, 0x0d); i !== -1; i = indexOfByte(bytes, 0x0d, i + 1)) if (bytes[i + 1] === 0x0a) n++
+  for (let i = view.indexOf(0x0d); i !== -1; i = view.indexOf(0x0d, i + 1)) if (view[i + 1] === 0x0a) n++
   return n
 }
 
@@ -74,13 +74,14 @@ export const describeText = (
   bytes: Uint8Array,
   isUtf8: (bytes: Uint8Array) => boolean = (b) => decodeUtf8(b) !== undefined
 ): TextInfo => {
-  const binary = indexOfByte(bytes, 0) !== -1 || !isUtf8(bytes)
+  const view = byteView(bytes)
+  const binary = view.indexOf(0) !== -1 || !isUtf8(bytes)
   if (binary) return { encoding: "binary", lineEnding: "none", finalNewline: false }
   // Most files have no CR at all: one native scan decides, counting is only for CR files.
-  const anyCr = indexOfByte(bytes, 0x0d) !== -1
-  const crlf = anyCr ? countCrlf(bytes) : 0
-  const lf = anyCr ? countByte(bytes, 0x0a) - crlf : indexOfByte(bytes, 0x0a) !== -1 ? 1 : 0
-  const cr = anyCr ? countByte(bytes, 0x0d) - crlf : 0
+  const anyCr = view.indexOf(0x0d) !== -1
+  const crlf = anyCr ? countCrlf(view) : 0
+  const lf = anyCr ? countByte(view, 0x0a) - crlf : view.indexOf(0x0a) !== -1 ? 1 : 0
+  const cr = anyCr ? countByte(view, 0x0d) - crlf : 0
   const kinds = (lf > 0 ? 1 : 0) + (crlf > 0 ? 1 : 0) + (cr > 0 ? 1 : 0)
   const lineEnding = kinds === 0 ? "none" : kinds > 1 || cr > 0 ? "mixed" : crlf > 0 ? "crlf" : "lf"
   const last = bytes[bytes.length - 1]

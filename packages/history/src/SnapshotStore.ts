@@ -28,7 +28,7 @@
  *
  * @since 0.1.0
  */
-import { sameBytes, sha256 } from "@forkjoin/patch/Bytes"
+import { byteView, sameBytes, sha256 } from "@forkjoin/patch/Bytes"
 import type { Sha256Hash } from "@forkjoin/schema"
 import * as Schema from "effect/Schema"
 import { StoreError } from "./HistoryStore.ts"
@@ -329,7 +329,7 @@ const manifestOf = (c: Connection, row: SnapshotRow, memo?: ReadonlyMap<number, 
 }
 
 /** The cache key of a chunk: its 32-byte hash in hex. */
-const cacheKey = (hash: Uint8Array): string => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex")
+const cacheKey = (hash: Uint8Array): string => byteView(hash).toString("hex")
 
 /** How a chunk's bytes are rebuilt: spans of the bytes of chunk `root` (whole, or cached). */
 interface Plan {

@@ -4,6 +4,7 @@
  * list). Pure functions over bytes: no SQL, no hashing. Every decoder throws `CodecError` on
  * input it cannot decode, so the store can report the snapshot as corrupt, never wrong bytes.
  */
+import { byteView } from "@forkjoin/patch/Bytes"
 import * as Schema from "effect/Schema"
 import { createRequire } from "node:module"
 
@@ -55,12 +56,10 @@ let lz4Binding: Lz4 | undefined
 // bundle's `__filename` in the CLI's CommonJS bundle (where `import.meta` is empty).
 const lz4 = (): Lz4 => (lz4Binding ??= createRequire(import.meta.url ?? __filename)("lz4-napi") as Lz4)
 
-const asBuffer = (bytes: Uint8Array): Buffer => Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-
 /** The body of a new chunk: LZ4-compressed when that pays, else raw. */
 export const compressChunk = (bytes: Uint8Array): { readonly codec: Codec; readonly data: Uint8Array } => {
   if (bytes.length === 0) return { codec: Codec.raw, data: bytes }
-  const packed = lz4().compressSync(asBuffer(bytes))
+  const packed = lz4().compressSync(byteView(bytes))
   return packed.length <= bytes.length * WORTH ? { codec: Codec.lz4, data: packed } : { codec: Codec.raw, data: bytes }
 }
 
@@ -80,7 +79,7 @@ export const decompressChunk = (data: Uint8Array, expectedLength: number): Uint8
 }
 
 const announced = (data: Uint8Array, expectedLength: number): Buffer => {
-  const input = asBuffer(data)
+  const input = byteView(data)
   if (input.length < 4 || input.readUInt32LE(0) !== expectedLength) {
     throw new CodecError({ detail: `a compressed chunk does not announce its ${expectedLength} bytes` })
   }

@@ -147,6 +147,9 @@ export const endHelper = async (): Promise<void> => {
   await helper.worker.terminate()
 }
 
+/** Whether a hash runs on the helper thread (for tests: a full collection a moment ago keeps it inline). */
+export const onHelper = (hashing: HashAhead): boolean => hashing !== inline
+
 /** Whether the helper thread is running (for tests: `hashAhead` uses it only then). */
 export const helperRunning = (): boolean => helper !== undefined && !helper.retired && Atomics.load(helper.control, ALIVE) === 1
 

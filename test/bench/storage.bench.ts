@@ -36,6 +36,13 @@
  * 6. `random_rewrite_db_bytes`  The worst case: a 1 MiB file rewritten with fresh random bytes
  *                        50 times (nothing to share, nothing to compress); same peer. Target
  *                        for 4 to 6: ratio <= 1 (no worse than today).
+ * 7. `shared_db_apply_ms`  Two workspaces sharing one history database (`--db`): one-line
+ *                        durable applies to a small file in one, while a child process adds 24
+ *                        new 4.65 MB files (every chunk new) in the other. Ours: the 90th
+ *                        percentile of their latency then (`oursMedianMs`, `oursSpread`). Peer:
+ *                        the same for the same applies with nothing else writing, just before.
+ *                        Info: how long a large new file keeps the database's other writers
+ *                        waiting (run a previous revision for comparison).
  *
  * Usage: `npm run bench -- storage [--json] [--edits N] [--only metric[,metric]]`. Every
  * version's bytes are checked (the file after each apply, each read against its hash); a
@@ -60,7 +67,7 @@ import { planOfFiles } from "../../packages/merge/src/ChildPlan.ts"
 import { sha256 } from "../../packages/patch/src/Bytes.ts"
 import { RelativePath, type Sha256Hash, ThreadId, TurnId } from "../../packages/schema/src/index.ts"
 import { makeFormatWorkload, mulberry32 } from "./fixture.ts"
-import { errorFigure, type Figure, emitJson, median, note, onlyMetrics, printTable, round, spread, wantsJson, gc } from "./harness.ts"
+import { errorFigure, type Figure, emitJson, median, note, onlyMetrics, percentile, printTable, round, spread, wantsJson, gc } from "./harness.ts"
 
 const BENCH = "storage"
 // The `format` bench's workload, exactly (same seed and size).
@@ -75,6 +82,9 @@ const REWRITE_VERSIONS = 50
 const DB_TARGET_RATIO = 2
 const READ_TARGET_MS = 10
 const GIT_CHILD = "--git-child"
+const WRITER_CHILD = "--writer-child"
+const WRITER_FILES = 24
+const ALONE_APPLIES = 200
 const FILE = "big.ts"
 
 const errorText = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e))
@@ -238,6 +248,7 @@ const main = async (): Promise<void> => {
     if (enabled("binary_db_bytes")) await planFigure(tmp, "binary_db_bytes", report, localEdits())
     if (enabled("rewrite_db_bytes")) await planFigure(tmp, "rewrite_db_bytes", report, textRewrites())
     if (enabled("random_rewrite_db_bytes")) await planFigure(tmp, "random_rewrite_db_bytes", report, rewrites())
+    if (enabled("shared_db_apply_ms")) await sharedFigure(tmp, report)
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true })
   }
@@ -526,8 +537,125 @@ const planFigure = async (tmp: string, metric: string, report: (f: Figure) => vo
   })
 }
 
-const entry = process.argv.indexOf(GIT_CHILD)
-;(entry >= 0 ? runGitChild(process.argv.slice(entry + 1)) : main()).catch((e: unknown) => {
+// ---------------------------------------------------------------------------------------------
+// Two workspaces sharing one history database.
+
+/** `base` with its lowercase letters rotated by `k`: as large and as compressible, every chunk new. */
+const rotated = (base: Uint8Array, k: number): Uint8Array => {
+  const table = new Uint8Array(256).map((_, b) => (b >= 97 && b <= 122 ? 97 + ((b - 97 + k) % 26) : b))
+  return base.map((b) => table[b]!)
+}
+
+/** The child: adds `count` new 4.65 MB files to workspace `ws` (history in `db`), one apply each; prints their median. */
+const runWriterChild = async ([db, ws, count]: ReadonlyArray<string>): Promise<void> => {
+  const base = new TextEncoder().encode(makeFormatWorkload(SEED, LINES, 1).original)
+  const versions = Array.from({ length: Number(count) }, (_, k) => rotated(base, k + 1))
+  const runtime = ManagedRuntime.make(Engine.layer({ root: ws! }).pipe(Layer.provideMerge(layerSqlite(db!))))
+  const times: Array<number> = []
+  try {
+    await runtime.runPromise(Engine.use(() => Effect.void))
+    process.stdout.write("ready\n")
+    for (const [k, after] of versions.entries()) {
+      const plan = planOfFiles([{ kind: "add", path: Schema.decodeUnknownSync(RelativePath)(`new-${k}.ts`), before: undefined, after }])
+      const t0 = process.hrtime.bigint()
+      await runtime.runPromise(Engine.use((e) => e.applyPlan({ threadId: ThreadId.make("writer"), turnId: TurnId.make(`w${k}`), plan })))
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6)
+    }
+  } finally {
+    await runtime.dispose()
+  }
+  process.stdout.write(`${JSON.stringify({ applyMs: median(times) })}\n`)
+}
+
+const sharedFigure = async (tmp: string, report: (f: Figure) => void): Promise<void> => {
+  const metric = "shared_db_apply_ms"
+  const dir = path.join(tmp, "shared")
+  const db = path.join(dir, "history.db")
+  const [writerWs, ws] = [path.join(dir, "writer"), path.join(dir, "small")]
+  for (const d of [writerWs, ws]) fs.mkdirSync(d, { recursive: true })
+  const lines = Array.from({ length: 20 }, (_, i) => `export const line${i} = ${i}`)
+  fs.writeFileSync(path.join(ws, "small.ts"), `${lines.join("\n")}\n`)
+  note(`shared database: one-line applies, alone, then while a child adds ${WRITER_FILES} new ${(LINES / 1000).toFixed(0)}k-line files`)
+  const w = await openWorkspace(ws, { db })
+  let k = 0
+  const applyOnce = async (): Promise<number> => {
+    // A turn of the event loop first: an apply can complete without one (synchronous SQLite
+    // and file calls), and the child's output and exit must be heard.
+    await new Promise((resolve) => setImmediate(resolve))
+    const i = k % lines.length
+    const next = `export const line${i} = ${k + 100}`
+    const patch = `*** Begin Patch\n*** Update File: small.ts\n@@\n-${lines[i]}\n+${next}\n*** End Patch\n`
+    lines[i] = next
+    const t0 = process.hrtime.bigint()
+    await w.applyPatch(patch, { threadId: "small", turnId: `s${k++}` })
+    return Number(process.hrtime.bigint() - t0) / 1e6
+  }
+  let wrong: string | undefined
+  const alone: Array<number> = []
+  const contended: Array<number> = []
+  let writer = "the writer did not finish" as { readonly applyMs: number } | string
+  try {
+    for (let i = 0; i < 20; i++) await applyOnce()
+    for (let i = 0; i < ALONE_APPLIES; i++) alone.push(await applyOnce())
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), WRITER_CHILD, db, writerWs, String(WRITER_FILES)], { stdio: ["ignore", "pipe", "pipe"] })
+    let out = ""
+    let err = ""
+    child.stderr.on("data", (b: Buffer) => (err += b.toString("utf8")))
+    const ready = new Promise<void>((resolve) =>
+      child.stdout.on("data", (b: Buffer) => {
+        out += b.toString("utf8")
+        if (out.includes("ready\n")) resolve()
+      })
+    )
+    let running = true
+    const exited = new Promise<void>((resolve) =>
+      child.on("close", (code) => {
+        running = false
+        const line = out.split("\n").find((l) => l.startsWith("{"))
+        writer = code === 0 && line !== undefined ? JSON.parse(line) : `the writer exited ${String(code)}: ${err.trim().slice(0, 1000)}`
+        resolve()
+      })
+    )
+    await Promise.race([ready, exited])
+    while (running) contended.push(await applyOnce())
+    await exited
+    if (fs.readFileSync(path.join(ws, "small.ts"), "utf8") !== `${lines.join("\n")}\n`) wrong = "the small file is not the expected version"
+  } catch (e) {
+    wrong = errorText(e)
+  } finally {
+    await w.close()
+  }
+  if (typeof writer === "string") wrong ??= writer
+  if (wrong === undefined && contended.length === 0) wrong = "no apply ran while the writer did"
+  if (wrong !== undefined || typeof writer === "string") {
+    report(errorFigure(BENCH, metric, wrong ?? "the writer failed"))
+    return
+  }
+  report({
+    bench: BENCH,
+    metric,
+    ours: round(percentile(contended, 90)),
+    peer: round(percentile(alone, 90)),
+    ratio: round(percentile(contended, 90) / percentile(alone, 90)),
+    peerName: "the same applies with nothing else writing (p90)",
+    unit: "ms",
+    n: contended.length,
+    oursMedianMs: round(median(contended)),
+    peerMedianMs: round(median(alone)),
+    oursSpread: spread(contended),
+    peerSpread: spread(alone),
+    writerFiles: WRITER_FILES,
+    writerApplyMs: round(writer.applyMs)
+  })
+}
+
+const gitAt = process.argv.indexOf(GIT_CHILD)
+const writerAt = process.argv.indexOf(WRITER_CHILD)
+;(gitAt >= 0
+  ? runGitChild(process.argv.slice(gitAt + 1))
+  : writerAt >= 0
+  ? runWriterChild(process.argv.slice(writerAt + 1))
+  : main()).catch((e: unknown) => {
   process.stderr.write(`[bench] storage failed: ${errorText(e)}\n`)
   process.exit(1)
 })

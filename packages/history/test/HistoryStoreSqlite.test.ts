@@ -4,6 +4,7 @@
  */
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { layerSqlite, sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
+import * as SnapshotStore from "@forkjoin/history/SnapshotStore"
 import { Sqlite } from "@forkjoin/history/Sqlite"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
@@ -15,6 +16,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { bytes, freshEnvironment, planned, sha256 } from "./fixtures.ts"
 import { bundle } from "../../../test/support/bundle.ts"
+import { text } from "./snapshotBytes.ts"
 
 const MILLIS = Date.parse("2026-11-29T12:00:00.000Z")
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-history-sqlite-"))
@@ -86,6 +88,44 @@ describe("HistoryStoreSqlite", () => {
       )
       assert.deepStrictEqual(raw(file, (db) => db.prepare("SELECT COUNT(*) AS n FROM snapshots").get()), { n: 2 })
       assert.deepStrictEqual(raw(file, (db) => db.prepare("SELECT COUNT(*) AS n FROM blobs").get()), { n: 0 })
+    }))
+
+  it.effect("large blobs are prepared before the write lock: the same rows as storing them one by one, each edit a patch of its base", () =>
+    Effect.gen(function*() {
+      const decoder = new TextDecoder()
+      const pre = decoder.decode(text(21, 700_000))
+      const post = `${pre.slice(0, 350_000)}one changed line\n${pre.slice(350_020)}`
+      const added = decoder.decode(text(22, 400_000))
+      const p = planned({ environmentId: freshEnvironment(), files: [{ path: "a.ts", before: pre, after: post }, { path: "b.ts", after: added }] })
+      const file = freshFile()
+      yield* withStore(file, Effect.flatMap(HistoryStore, (store) => store.openIntent(p.intent, p.blobs)))
+      const one = freshFile()
+      yield* Effect.gen(function*() {
+        const sql = yield* Sqlite
+        yield* sql.transaction("test", (c) => {
+          SnapshotStore.put(c, bytes(pre), sha256(bytes(pre)))
+          SnapshotStore.put(c, bytes(post), sha256(bytes(post)), { base: sha256(bytes(pre)), baseBytes: bytes(pre) })
+          SnapshotStore.put(c, bytes(added), sha256(bytes(added)))
+        })
+      }).pipe(Effect.provide(Sqlite.layer(one, sqliteOptions())))
+      const rows = (f: string) =>
+        raw(f, (db) => ({
+          chunks: db.prepare("SELECT c.id, hex(c.hash) AS hash, c.size, c.codec, c.base, c.pack, hex(b.data) AS body FROM chunks c LEFT JOIN chunk_bodies b ON b.id = c.id ORDER BY c.id").all(),
+          snapshots: db.prepare("SELECT id, hash, size, base, depth, hex(manifest) AS manifest FROM snapshots ORDER BY id").all()
+        }))
+      const stored = rows(file)
+      assert.deepStrictEqual(stored, rows(one))
+      assert.isTrue(stored.chunks.some((c) => (c as { codec: number }).codec === 3), "the edit is a patch of its base")
+      yield* withStore(
+        file,
+        Effect.gen(function*() {
+          const store = yield* HistoryStore
+          for (const content of [pre, post, added]) {
+            const got = yield* store.getBlob(sha256(bytes(content)))
+            assert.isTrue(Option.isSome(got) && decoder.decode(got.value) === content)
+          }
+        })
+      )
     }))
 
   it.effect("reopening a file keeps blobs, intents and records; migrations are idempotent", () =>

@@ -310,7 +310,7 @@ describe("migration 5 of a database of the first chunked release", () => {
             const at = current.indexOf(from)
             const edited = Buffer.concat([current.subarray(0, at), Buffer.from(to), current.subarray(at + from.length)])
             const hash = sha256(edited)
-            yield* sql.transaction("t", (c) => SnapshotStore.put(c, edited, hash, base))
+            yield* sql.transaction("t", (c) => SnapshotStore.put(c, edited, hash, { base }))
             const back = yield* sql.run("t", (c) => SnapshotStore.read(c, "t", hash))
             assert.isTrue(back._tag === "Stored" && Buffer.from(back.bytes).equals(edited))
             return hash

@@ -17,6 +17,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import fc from "fast-check"
 import { prng } from "../../../test/support/random.ts"
+import { noise, splice, text, utf8 } from "./snapshotBytes.ts"
 import { vi } from "vitest"
 
 // Counts full scans (`cutPoints` over a whole version), to tell them from scans of an edit only.
@@ -34,29 +35,13 @@ vi.mock("../src/internal/chunking.ts", async (importOriginal) => {
 
 const layer = () => Sqlite.layerMemory(sqliteOptions())
 
-/** Seeded source-like text of `n` bytes. */
-const text = (seed: number, n: number): Uint8Array => {
-  const next = prng(seed).uint32
-  let s = ""
-  while (s.length < n) s += `  const item${next() % 5000} = compute(value${next() % 300}, ${next() % 100000})\n`
-  return new TextEncoder().encode(s.slice(0, n))
-}
-
-/** Seeded incompressible bytes (nothing to share or compress: stored raw, in packs). */
-const noise = (seed: number, n: number): Uint8Array => prng(seed).bytes(n)
-
-/** `bytes` with `inserted` replacing `removed` bytes at `at`. */
-const splice = (bytes: Uint8Array, at: number, removed: number, inserted: Uint8Array): Uint8Array =>
-  Buffer.concat([bytes.subarray(0, at), inserted, bytes.subarray(Math.min(bytes.length, at + removed))])
-
-const utf8 = (s: string) => new TextEncoder().encode(s)
 
 /** Stores `bytes` (as an edit of `base`) in one transaction; returns the hash. */
 const put = (bytes: Uint8Array, base?: Sha256Hash) =>
   Effect.gen(function*() {
     const sql = yield* Sqlite
     const hash = sha256(bytes)
-    yield* sql.transaction("test", (c) => SnapshotStore.put(c, bytes, hash, base))
+    yield* sql.transaction("test", (c) => SnapshotStore.put(c, bytes, hash, { base }))
     return hash
   })
 
@@ -199,7 +184,7 @@ describe("SnapshotStore", () => {
             const h = sha256(edited)
             const before = current
             const base = hash
-            yield* sql.transaction("t", (c) => SnapshotStore.put(c, edited, h, base, undefined, withBytes ? before : undefined))
+            yield* sql.transaction("t", (c) => SnapshotStore.put(c, edited, h, { base, baseBytes: withBytes ? before : undefined }))
             current = edited
             hash = h
             versions.push([h, edited])

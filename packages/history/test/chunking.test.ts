@@ -27,6 +27,7 @@ import {
   wholeSpans
 } from "../src/internal/snapshotCodec.ts"
 import { prng } from "../../../test/support/random.ts"
+import { noise } from "./snapshotBytes.ts"
 
 /** Seeded text of `n` bytes: lines of pseudo-random words, like source code. */
 const text = (seed: number, n: number): Uint8Array => {
@@ -39,8 +40,6 @@ const text = (seed: number, n: number): Uint8Array => {
   return new TextEncoder().encode(s.slice(0, n))
 }
 
-/** Seeded incompressible bytes. */
-const noise = (seed: number, n: number): Uint8Array => prng(seed).bytes(n)
 
 const chunksOf = (bytes: Uint8Array): Array<string> => {
   const out: Array<string> = []

@@ -415,8 +415,11 @@ const storeBlobs = (
     // transaction does, and reports.
     const prepared = !large ? new Map<number, SnapshotStore.Prepared>() : yield* sql.run(operation, (c) => {
       const done = new Map<number, SnapshotStore.Prepared>()
+      const seen = new Set<string>()
       for (const step of order) {
-        if (blobs[step.at]!.byteLength < PREPARE_FROM) continue
+        // Two paths with the same new content: the second `put` finds it stored.
+        if (blobs[step.at]!.byteLength < PREPARE_FROM || seen.has(hashes[step.at]!)) continue
+        seen.add(hashes[step.at]!)
         const basePrepared = step.baseAt === undefined ? undefined : done.get(step.baseAt)
         done.set(step.at, SnapshotStore.prepare(c, blobs[step.at]!, hashes[step.at]!, { ...optionsOf(step), basePrepared }))
       }

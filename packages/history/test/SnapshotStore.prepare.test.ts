@@ -17,40 +17,27 @@ import { decodeManifest } from "../src/internal/snapshotCodec.ts"
 import { noise, splice, text, utf8 } from "./snapshotBytes.ts"
 
 // Counts the CPU-heavy calls made while `counting.on` (set around each write transaction).
-const counting = vi.hoisted(() => ({ on: false, cuts: 0, hashes: 0, compressions: 0 }))
+const counting = vi.hoisted(() => {
+  const state = { on: false, cuts: 0, hashes: 0, compressions: 0 }
+  /** `fn`, counting its calls under `kind` while counting is on. */
+  const counted = <A extends ReadonlyArray<unknown>, R>(kind: "cuts" | "hashes" | "compressions", fn: (...args: A) => R) =>
+  (...args: A): R => {
+    if (state.on) state[kind]++
+    return fn(...args)
+  }
+  return Object.assign(state, { counted })
+})
 vi.mock("../src/internal/chunking.ts", async (importOriginal) => {
   const original = await importOriginal<typeof import("../src/internal/chunking.ts")>()
-  return {
-    ...original,
-    cutPoints: (bytes: Uint8Array) => {
-      if (counting.on) counting.cuts++
-      return original.cutPoints(bytes)
-    },
-    cutPointsAfterEdit: (before: Uint8Array, beforeCuts: ReadonlyArray<number>, after: Uint8Array) => {
-      if (counting.on) counting.cuts++
-      return original.cutPointsAfterEdit(before, beforeCuts, after)
-    }
-  }
+  return { ...original, cutPoints: counting.counted("cuts", original.cutPoints), cutPointsAfterEdit: counting.counted("cuts", original.cutPointsAfterEdit) }
 })
 vi.mock("../src/internal/snapshotCodec.ts", async (importOriginal) => {
   const original = await importOriginal<typeof import("../src/internal/snapshotCodec.ts")>()
-  return {
-    ...original,
-    compressChunk: (bytes: Uint8Array) => {
-      if (counting.on) counting.compressions++
-      return original.compressChunk(bytes)
-    }
-  }
+  return { ...original, compressChunk: counting.counted("compressions", original.compressChunk) }
 })
 vi.mock("@forkjoin/patch/Bytes", async (importOriginal) => {
   const original = await importOriginal<typeof import("@forkjoin/patch/Bytes")>()
-  return {
-    ...original,
-    sha256: (bytes: Uint8Array) => {
-      if (counting.on) counting.hashes++
-      return original.sha256(bytes)
-    }
-  }
+  return { ...original, sha256: counting.counted("hashes", original.sha256) }
 })
 
 const layer = () => Sqlite.layerMemory(sqliteOptions())

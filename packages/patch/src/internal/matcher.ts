@@ -48,25 +48,16 @@ export interface LineSource {
 }
 
 /**
- * The bucket of every line's pass-0 key: `hashRange` inlined over the one flat string (the hot
- * loop of a large native plan). A function of its own: inside the index's constructor the same
- * loop ran about twice as slow.
+ * The bucket of every line's pass-0 key, hashed in place in the one flat string (the hot loop of
+ * a large native plan). A function of its own: inside the index's constructor the same loop ran
+ * about twice as slow.
  */
 const textBuckets = (source: LineSource, mask: number): Int32Array => {
   const { text, offsets, lens, n } = source
   const buckets = new Int32Array(n)
   for (let i = 0; i < n; i++) {
     const from = offsets[i]!
-    const to = from + lens[i]!
-    let h = Math.imul(0x811c9dc5 ^ (to - from), 16777619)
-    if (to - from > 20) {
-      h = Math.imul(h ^ (text.charCodeAt(from) | (text.charCodeAt(from + 1) << 16)), 16777619)
-      h = Math.imul(h ^ (text.charCodeAt(from + 2) | (text.charCodeAt(from + 3) << 16)), 16777619)
-    }
-    let k = to - from > 20 ? to - 16 : from
-    for (; k + 1 < to; k += 2) h = Math.imul(h ^ (text.charCodeAt(k) | (text.charCodeAt(k + 1) << 16)), 16777619)
-    if (k < to) h = Math.imul(h ^ text.charCodeAt(k), 16777619)
-    buckets[i] = (h >>> 0) & mask
+    buckets[i] = hashRange(text, from, from + lens[i]!) & mask
   }
   return buckets
 }

@@ -663,8 +663,11 @@ const chooseBody = (
   }
   const end = start + piece.length
   const known = work.compressed.get(start)
-  const body = known !== undefined && known.end === end ? known.body : compressChunk(piece)
-  work.compressed.set(start, { end, body })
+  let body = known?.end === end ? known.body : undefined
+  if (body === undefined) {
+    body = compressChunk(piece)
+    work.compressed.set(start, { end, body })
+  }
   if (body.codec === Codec.raw) {
     state.misses++
     return { codec: Codec.raw }
@@ -748,7 +751,7 @@ interface Sink {
   /** The id of the stored chunk with this hash, if any. */
   readonly find: (key: Buffer) => number | undefined
   /** Stores a new chunk (or, preparing, stands one in); returns its id. */
-  readonly add: (key: Buffer, piece: Uint8Array, start: number, candidate: number | undefined, state: Writing) => number
+  readonly add: (key: Buffer, piece: Uint8Array, start: number, candidate: number | undefined) => number
 }
 
 /**
@@ -763,7 +766,6 @@ const walkChunks = (
   baseIds: ReadonlyArray<number> | undefined,
   cuts: Cuts,
   sink: Sink,
-  state: Writing,
   work: Work
 ): Array<number> => {
   const position = new Map<number, number>()
@@ -796,7 +798,7 @@ const walkChunks = (
       } else gap++
       continue
     }
-    ids.push(sink.add(key, piece, at, baseIds?.[anchor + 1 + gap], state))
+    ids.push(sink.add(key, piece, at, baseIds?.[anchor + 1 + gap]))
     gap++
   }
   return ids
@@ -938,15 +940,16 @@ export const prepare = (
   const cuts = cutsOf(c, bytes, baseIds, options.baseBytes, work, pending?.cuts)
   // New chunks stand in under ids below zero, so a piece repeated within the file is planned once.
   const planned = new Map<string, number>()
+  const state = writing()
   const ids = walkChunks(bytes, hash, baseIds, cuts, {
     find: (key) => c.get<{ readonly id: number }>(SQL.chunkId, key)?.id ?? planned.get(cacheKey(key)),
-    add: (key, piece, start, candidate, state) => {
+    add: (key, piece, start, candidate) => {
       if (candidate === undefined || candidate >= 0) chooseBody(c, piece, start, candidate, state, options.cache, work)
       const id = -1 - planned.size
       planned.set(cacheKey(key), id)
       return id
     }
-  }, writing(), work)
+  }, work)
   return { hash, base: options.base, planned: { ids, cuts: cuts.cuts }, work }
 }
 
@@ -967,14 +970,14 @@ export const put = (c: Connection, bytes: Uint8Array, hash: Sha256Hash, options:
   const state = writing()
   const ids = walkChunks(bytes, hash, base.ids, cuts, {
     find: (key) => c.get<{ readonly id: number }>(SQL.chunkId, key)?.id,
-    add: (key, piece, start, candidate, state) => {
+    add: (key, piece, start, candidate) => {
       const id = writeChunk(c, key, piece, chooseBody(c, piece, start, candidate, state, cache, work), state)
       // A whole chunk is there for the next version's patch of it, a patched one for reads of
       // this version, neither read back from the table (its key is its bytes' hash).
       cache?.set(cacheKey(key), piece)
       return id
     }
-  }, state, work)
+  }, work)
   flushPack(c, state)
   const whole = encodeManifest(ids)
   // An edit of the base's manifest only when it is smaller (never for a one-chunk file): the

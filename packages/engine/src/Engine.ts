@@ -10,12 +10,11 @@
  */
 import { type HistoryReset, HistoryStore, type StoreError } from "@forkjoin/history/HistoryStore"
 import type { FileState, Plan, Profile } from "@forkjoin/patch"
-import { sha256 } from "@forkjoin/patch/Bytes"
 import type { SnapshotFacts } from "@forkjoin/patch/Snapshot"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import {
   type Authority,
-  EnvironmentId,
+  type EnvironmentId,
   type InvocationId,
   type PatchHistoryRecord,
   type Provenance,
@@ -38,12 +37,12 @@ import { type ApplyDeps, applyPatch, applyPlan } from "./internal/apply.ts"
 import { inspectionOf } from "./internal/inspect.ts"
 import { WorkspaceLock } from "./internal/lock.ts"
 import { probeFilesystem } from "./internal/probe.ts"
-import { bindHistory } from "./internal/identity.ts"
+import { bindHistory, workspaceIdentity, workspaceIdentityAt } from "./internal/identity.ts"
 import { type RepairReport, repairIntents, type UncertainOutcome, uncertainOutcomeOf } from "./internal/repair.ts"
-import { compileGlob, type ResolveContext, resolveEach, resolveTargets } from "./internal/resolve.ts"
+import { type ResolveContext, resolveEach, resolveTargets } from "./internal/resolve.ts"
 import { toEngineError } from "./internal/toEngineError.ts"
 import { fromStoreError } from "./HistoryFailure.ts"
-import { DEFAULT_DENIED_GLOBS, openStateDirectory } from "./Policy.ts"
+import { compileGlob, DEFAULT_DENIED_GLOBS, openStateDirectory } from "./Policy.ts"
 import { CurrentListener, type ProgressListener } from "./Progress.ts"
 
 export { type Grant, Grants } from "./Grant.ts"
@@ -237,13 +236,13 @@ export class Engine extends Context.Service<Engine, {
 // -------------------------------------------------------------------------------------
 
 /**
- * The stable environment id of a workspace real path (`env-` and 20 hex digits of its hash).
+ * The environment id of the workspace at a real path: the one its `.forkjoin/identity.json`
+ * keeps (so it survives a move; a move or copy is recorded there), else derived from the path.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const environmentIdOf = (realRoot: string): EnvironmentId =>
-  EnvironmentId.make(`env-${sha256(realRoot).slice("sha256:".length, "sha256:".length + 20)}`)
+export const environmentIdOf = (realRoot: string): EnvironmentId => workspaceIdentityAt(realRoot).environmentId
 
 /** The workspace's real path; a missing or unreadable root is `path_invalid`. */
 const openRoot = (root: string): Effect.Effect<string, EngineError> =>
@@ -281,7 +280,9 @@ const make = (config: EngineConfig) =>
     const stateDir = yield* Effect.fromResult(openStateDirectory(root))
     const probed = probeFilesystem(stateDir)
     const ctx = resolveContextOf(root, config, config.caseInsensitive ?? probed.caseInsensitive)
-    const environmentId = environmentIdOf(root)
+    const identity = workspaceIdentity(stateDir, root)
+    if (identity instanceof EngineError) return yield* identity
+    const environmentId = identity.environmentId
     const lock = new WorkspaceLock(path.join(stateDir, "lock.db"))
     yield* Effect.addFinalizer(() => Effect.sync(() => lock.close()))
     const events = yield* PubSub.unbounded<HistoryEvent>()

@@ -13,16 +13,14 @@ import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-export { compileGlob } from "./internal/resolve.ts"
-
 /**
- * Paths no request may touch unless the policy says otherwise (SPEC §3 stage 3): `.git` and
- * `.forkjoin` at any depth, since a nested repository's config or hooks run code when git runs there.
+ * The default denied globs (`.git` and `.forkjoin` at any depth) and the glob matcher: one
+ * definition in `@forkjoin/patch/PathPolicy`, which history ingestion and gap detection use too.
  *
  * @category constants
  * @since 0.1.0
  */
-export const DEFAULT_DENIED_GLOBS: ReadonlyArray<string> = ["**/.git/**", "**/.forkjoin/**"]
+export { compileGlob, DEFAULT_DENIED_GLOBS, deniedByDefault } from "@forkjoin/patch/PathPolicy"
 
 /**
  * The name of forkjoin's state folder at the workspace root (history, lock, run artifacts).

@@ -7,6 +7,7 @@
  */
 import type { FileState } from "@forkjoin/patch"
 import { isInside, relativeUnder } from "@forkjoin/patch/RelativePath"
+import { readCheckedFile } from "@forkjoin/patch/SafeRead"
 import { errnoOf, remedyOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Result from "effect/Result"
@@ -36,34 +37,11 @@ export interface ResolveContext {
   readonly caseInsensitive: boolean
 }
 
-/**
- * Compiles a glob (`*` within a segment, `**` across segments, `?` one char) to a RegExp over
- * relative POSIX paths; `dir/**` also matches `dir` itself.
- */
-export const compileGlob = (glob: string, caseInsensitive: boolean): RegExp => {
-  let re = ""
-  let i = 0
-  while (i < glob.length) {
-    if (glob.startsWith("/**", i) && i + 3 === glob.length) {
-      re += "(?:/.*)?"
-      i += 3
-    } else if (glob.startsWith("**/", i)) {
-      re += "(?:.*/)?"
-      i += 3
-    } else if (glob.startsWith("**", i)) {
-      re += ".*"
-      i += 2
-    } else {
-      const c = glob[i]!
-      re += c === "*" ? "[^/]*" : c === "?" ? "[^/]" : c.replace(/[.+^${}()|[\]\\]/g, "\\$&")
-      i++
-    }
-  }
-  return new RegExp(`^${re}$`, caseInsensitive ? "i" : "")
-}
+/** The policy's glob matcher (one definition, in `@forkjoin/patch/PathPolicy`). */
+export { compileGlob } from "@forkjoin/patch/PathPolicy"
 
 const fail = (
-  code: "path_invalid" | "path_outside_roots" | "path_denied_by_policy",
+  code: "path_invalid" | "path_outside_roots" | "path_denied_by_policy" | "stale_file",
   rel: string,
   message: string,
   cause?: unknown
@@ -161,12 +139,7 @@ const walk = (ctx: ResolveContext, rel: string, segments: ReadonlyArray<string>)
 
     if (isLast) {
       if (stat.isFile()) {
-        let bytes: Uint8Array
-        try {
-          bytes = fs.readFileSync(next)
-        } catch (error) {
-          throw fail("path_invalid", rel, `Cannot read '${rel}' (${errnoOf(error) ?? String(error)}); ${remedyOf(error) ?? "check the file and its permissions"}.`, error)
-        }
+        const bytes = readChecked(ctx, rel, next, stat)
         return { path: rel, absolute: next, state: { _tag: "File", bytes }, mode: stat.mode & 0o7777 }
       }
       if (stat.isDirectory()) {
@@ -185,6 +158,43 @@ const walk = (ctx: ResolveContext, rel: string, segments: ReadonlyArray<string>)
   }
   // Unreachable: the loop returns on its last segment.
   throw fail("path_invalid", rel, `Path '${rel}' names no file.`)
+}
+
+/**
+ * Reads the file the walk checked at `absolute`, through the descriptor checks of
+ * `readCheckedFile`: another process may have swapped it (or a folder on its path) for a link
+ * since the walk looked, so where the opened file really is must be inside the roots and
+ * outside the denied paths too.
+ */
+const readChecked = (ctx: ResolveContext, rel: string, absolute: string, checked: fs.Stats): Uint8Array => {
+  const read = readCheckedFile(absolute, checked, (landed) => {
+    const under = relativeUnder(ctx.root, landed)
+    if (under !== undefined) return !ctx.denied.some(({ re }) => re.test(under))
+    return ctx.allowedRoots.some((r) => isInside(r, landed))
+  })
+  if (Result.isSuccess(read)) return read.success
+  const refusal = read.failure
+  switch (refusal._tag) {
+    case "Replaced":
+      throw fail(
+        "stale_file",
+        rel,
+        `'${rel}' changed while it was being read (${refusal.detail}): another process is replacing it; read it again once it settles.`
+      )
+    case "Refused":
+      throw fail(
+        "path_outside_roots",
+        rel,
+        `'${rel}' led outside the workspace's allowed files when it was opened (a folder on its path was replaced by a link); only files inside the workspace can be read.`
+      )
+    case "Failed":
+      throw fail(
+        "path_invalid",
+        rel,
+        `Cannot read '${rel}' (${errnoOf(refusal.error) ?? String(refusal.error)}); ${remedyOf(refusal.error) ?? "check the file and its permissions"}.`,
+        refusal.error
+      )
+  }
 }
 
 const describeStat = (stat: fs.Stats): string =>

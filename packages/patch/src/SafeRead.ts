@@ -1,0 +1,83 @@
+/**
+ * Reading a workspace file that was just checked by name (`lstat`) without trusting the name
+ * a second time: another process may swap the file, or a folder on its path, for a symbolic
+ * link between the check and the read. The file is opened without following a final link
+ * (`O_NOFOLLOW`) and without blocking (`O_NONBLOCK`: a named pipe swapped in cannot hang the
+ * read), and the opened descriptor itself is verified: a regular file, the same device and
+ * inode the check saw, and (where `/proc` exists) lying where the caller allows. This is the
+ * one place that reads workspace files after a check: the engine's resolution, gap
+ * detection and provider-aggregate verification all read through it.
+ *
+ * @since 0.1.0
+ */
+import * as Result from "effect/Result"
+import * as fs from "node:fs"
+import { errnoOf } from "./SystemError.ts"
+
+/**
+ * Why a checked file was not read: the name no longer names the checked file (`Replaced`: a
+ * link, another file or nothing is there now), the opened file lies where the caller does not
+ * allow (`Refused`, with its real path), or the system refused the read (`Failed`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ReadRefusal =
+  | { readonly _tag: "Replaced"; readonly detail: string }
+  | { readonly _tag: "Refused"; readonly landed: string }
+  | { readonly _tag: "Failed"; readonly error: unknown }
+
+// Both flags are POSIX; where a platform lacks one it is 0 and the descriptor checks remain.
+const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0)
+
+let procFd: boolean | undefined
+// Linux (and others with procfs) name what a descriptor really opened, folders swapped or not.
+const hasProcFd = (): boolean => (procFd ??= fs.existsSync("/proc/self/fd"))
+
+/**
+ * Where the open descriptor `fd` (opened from `absolute`) really is: its `/proc/self/fd`
+ * target where that exists, else the real path of `absolute` (without procfs, a folder
+ * swapped after the open is caught only by the device and inode check).
+ */
+const landingOf = (fd: number, absolute: string): string =>
+  hasProcFd() ? fs.readlinkSync(`/proc/self/fd/${fd}`) : fs.realpathSync(absolute)
+
+/**
+ * Reads the regular file at `absolute` that `checked` (its `lstat`) describes, verifying the
+ * opened descriptor: a regular file with `checked`'s device and inode, whose real location
+ * `allow` accepts (called before any byte is read). Never follows a final symbolic link.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const readCheckedFile = (
+  absolute: string,
+  checked: fs.Stats,
+  allow: (landed: string) => boolean
+): Result.Result<Uint8Array, ReadRefusal> => {
+  let fd: number
+  try {
+    fd = fs.openSync(absolute, OPEN_FLAGS)
+  } catch (error) {
+    const code = errnoOf(error)
+    // ELOOP: a link is there now; ENOENT/ENOTDIR/ENXIO: the file or a folder was swapped away.
+    if (code === "ELOOP" || code === "ENOENT" || code === "ENOTDIR" || code === "ENXIO") {
+      return Result.fail({ _tag: "Replaced", detail: `opening it failed with ${code}` })
+    }
+    return Result.fail({ _tag: "Failed", error })
+  }
+  try {
+    const opened = fs.fstatSync(fd)
+    if (!opened.isFile()) return Result.fail({ _tag: "Replaced", detail: "it is no longer a regular file" })
+    if (opened.dev !== checked.dev || opened.ino !== checked.ino) {
+      return Result.fail({ _tag: "Replaced", detail: "another file is there now" })
+    }
+    const landed = landingOf(fd, absolute)
+    if (!allow(landed)) return Result.fail({ _tag: "Refused", landed })
+    return Result.succeed(fs.readFileSync(fd))
+  } catch (error) {
+    return Result.fail({ _tag: "Failed", error })
+  } finally {
+    fs.closeSync(fd)
+  }
+}

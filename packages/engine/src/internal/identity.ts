@@ -11,20 +11,29 @@
  * closes (a write costs about as much as a third of a small apply; a lagging ordinal only
  * makes the older-copy check less strict).
  *
+ * The file also keeps the workspace's environment id and the real path it was last opened at
+ * (schema version 2), so the id survives moving or renaming the folder: history, conflicts and
+ * runs are keyed by it. A version-1 file (no id) gets the id the path gave it until now. A
+ * folder opened at a new path is a move, unless the old path still holds a workspace with the
+ * same id and history: then it is a copy and gets an id of its own (`workspaceIdentity`).
+ *
  * It owns the file, the verdict and the refusal's wording. It does not own the database's
  * identity (the store), nor when the check runs (`Engine.ts`).
  */
 import type { HistoryIdentity, HistoryReset, HistoryResetReason, HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
+import { sha256 } from "@forkjoin/patch/Bytes"
 import { errnoOf } from "@forkjoin/patch/SystemError"
-import type { EnvironmentId } from "@forkjoin/schema"
+import { EnvironmentId } from "@forkjoin/schema/Ids"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fromStoreError } from "../HistoryFailure.ts"
+import { openStateDirectory, STATE_DIRECTORY } from "../Policy.ts"
 
 /** The file's name inside the state folder. */
 export const IDENTITY_FILE = "identity.json"
@@ -43,17 +52,42 @@ export const RememberedHistory = Schema.Struct({
 /** A remembered history. */
 export type RememberedHistory = typeof RememberedHistory.Type
 
-/** `identity.json`. */
-export const IdentityFile = Schema.Struct({
+/** `identity.json` as the first version wrote it: the histories only (the id came from the path). */
+const IdentityFileV1 = Schema.Struct({
   schemaVersion: Schema.Literal(1),
+  histories: Schema.Array(RememberedHistory)
+})
+
+/** `identity.json` (version 2): the workspace's environment id, where it was last opened, its histories. */
+export const IdentityFile = Schema.Struct({
+  schemaVersion: Schema.Literal(2),
+  environmentId: EnvironmentId,
+  /** The real path the workspace was last opened at; another path at open is a move or a copy. */
+  root: Schema.String,
   histories: Schema.Array(RememberedHistory)
 })
 
 /** The parsed file. */
 export type IdentityFile = typeof IdentityFile.Type
 
-const decodeFile = Schema.decodeUnknownSync(Schema.fromJsonString(IdentityFile))
-const EMPTY: IdentityFile = { schemaVersion: 1, histories: [] }
+/** What a readable file holds: either version, or nothing (no file yet). */
+type StoredIdentity = IdentityFile | typeof IdentityFileV1.Type | undefined
+
+const decodeFile = Schema.decodeUnknownSync(Schema.fromJsonString(Schema.Union([IdentityFile, IdentityFileV1])))
+
+/**
+ * The id a workspace's real path gave it before ids were kept (`env-` and 20 hex digits of the
+ * path's hash): a new workspace still starts with it, and a version-1 file keeps it.
+ */
+export const pathDerivedEnvironmentId = (realRoot: string): EnvironmentId =>
+  EnvironmentId.make(`env-${sha256(realRoot).slice("sha256:".length, "sha256:".length + 20)}`)
+
+/**
+ * A copy's own id, derived from the original's id and the copy's path: every process that opens
+ * the copy at once picks the same one.
+ */
+const copyEnvironmentId = (original: EnvironmentId, realRoot: string): EnvironmentId =>
+  EnvironmentId.make(`env-${sha256(`${original}\n${realRoot}`).slice("sha256:".length, "sha256:".length + 20)}`)
 
 /**
  * The key a database is remembered under: its path relative to the state folder when it is
@@ -71,13 +105,13 @@ export const databaseKey = (stateDir: string, location: string): string => {
   return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel.split(path.sep).join("/") : real
 }
 
-/** Reads `identity.json`; a missing file remembers nothing, an unreadable one is refused. */
-export const readIdentityFile = (file: string): IdentityFile | EngineError => {
+/** Reads `identity.json`; a missing file is undefined, an unreadable one is refused. */
+export const readIdentityFile = (file: string): StoredIdentity | EngineError => {
   let text: string
   try {
     text = fs.readFileSync(file, "utf8")
   } catch (error) {
-    if (errnoOf(error) === "ENOENT") return EMPTY
+    if (errnoOf(error) === "ENOENT") return undefined
     return new EngineError({
       code: "history_unavailable",
       stage: 9,
@@ -94,7 +128,7 @@ export const readIdentityFile = (file: string): IdentityFile | EngineError => {
       stage: 9,
       paths: [],
       message: `'${file}' is damaged; it records which history this workspace has. Restore it from a backup, or delete it ` +
-        "to accept the history database as it is.",
+        "to accept the history database as it is (a workspace that was moved then loses its history).",
       cause: error
     })
   }
@@ -112,11 +146,91 @@ export const writeIdentityFile = (file: string, value: IdentityFile): void => {
   }
 }
 
-/** `file` with `entry` in place of whatever was remembered for its database. */
-const withEntry = (current: IdentityFile, entry: RememberedHistory): IdentityFile => ({
-  schemaVersion: 1,
-  histories: [...current.histories.filter((h) => h.db !== entry.db), entry]
+/** Who the workspace is: its environment id and the real path it is opened at. */
+interface Self {
+  readonly environmentId: EnvironmentId
+  readonly root: string
+}
+
+/** `current` (either version, or none) with `entry` in place of whatever was remembered for its database. */
+const withEntry = (current: StoredIdentity, self: Self, entry: RememberedHistory): IdentityFile => ({
+  schemaVersion: 2,
+  environmentId: self.environmentId,
+  root: self.root,
+  histories: [...(current?.histories ?? []).filter((h) => h.db !== entry.db), entry]
 })
+
+/**
+ * The workspace as its identity file names it: its environment id, and, when it was opened
+ * at another path before, whether it was moved (`moved`, the old path still free of it) or
+ * copied (`copiedFrom`: the old path still holds the same workspace with the same history, so
+ * this folder got an id of its own and starts an empty history).
+ */
+export interface WorkspaceIdentity {
+  readonly environmentId: EnvironmentId
+  readonly moved: { readonly from: string; readonly to: string } | undefined
+  readonly copiedFrom: string | undefined
+}
+
+/** True when the workspace at `from` is still the one `stored` describes (same id, a shared history). */
+const stillThere = (from: string, stored: IdentityFile): boolean => {
+  const there = readIdentityFile(path.join(from, STATE_DIRECTORY, IDENTITY_FILE))
+  if (there === undefined || there instanceof EngineError || there.schemaVersion !== 2) return false
+  if (there.environmentId !== stored.environmentId) return false
+  return there.histories.some((h) => stored.histories.some((s) => s.historyId === h.historyId))
+}
+
+/**
+ * Reads (and when needed updates) the identity of the workspace whose real path is `root`
+ * and state folder `stateDir` (already checked). No file: the path-derived id, nothing
+ * written (the first commit writes the file). A version-1 file: the path-derived id, written
+ * in. Opened at its recorded path: the recorded id. At another path: a move keeps the id and
+ * records the new path (so it is reported once); a copy gets its own id (see
+ * `WorkspaceIdentity`). A damaged file is refused (`history_unavailable`); a failed write
+ * only means the next open decides again.
+ */
+export const workspaceIdentity = (stateDir: string, root: string): WorkspaceIdentity | EngineError => {
+  const file = path.join(stateDir, IDENTITY_FILE)
+  const stored = readIdentityFile(file)
+  if (stored instanceof EngineError) return stored
+  const same = (environmentId: EnvironmentId): WorkspaceIdentity => ({ environmentId, moved: undefined, copiedFrom: undefined })
+  if (stored === undefined) return same(pathDerivedEnvironmentId(root))
+  const write = (self: Self): void => {
+    try {
+      writeIdentityFile(file, { schemaVersion: 2, environmentId: self.environmentId, root: self.root, histories: stored.histories })
+    } catch {
+      // best effort, see above
+    }
+  }
+  if (stored.schemaVersion === 1) {
+    const environmentId = pathDerivedEnvironmentId(root)
+    write({ environmentId, root })
+    return same(environmentId)
+  }
+  if (stored.root === root) return same(stored.environmentId)
+  if (stillThere(stored.root, stored)) {
+    const environmentId = copyEnvironmentId(stored.environmentId, root)
+    write({ environmentId, root })
+    return { environmentId, moved: undefined, copiedFrom: stored.root }
+  }
+  write({ environmentId: stored.environmentId, root })
+  return { environmentId: stored.environmentId, moved: { from: stored.root, to: root }, copiedFrom: undefined }
+}
+
+/**
+ * `workspaceIdentity` for a caller that has only the workspace's real path: a state folder that
+ * is missing, or that `openStateDirectory` refuses, is left alone (the path-derived id), as is
+ * a damaged file (the engine's open refuses it).
+ */
+export const workspaceIdentityAt = (realRoot: string): WorkspaceIdentity => {
+  const fallback: WorkspaceIdentity = { environmentId: pathDerivedEnvironmentId(realRoot), moved: undefined, copiedFrom: undefined }
+  const stat = fs.lstatSync(path.join(realRoot, STATE_DIRECTORY), { throwIfNoEntry: false })
+  if (stat === undefined || !stat.isDirectory()) return fallback
+  const state = openStateDirectory(realRoot)
+  if (Result.isFailure(state)) return fallback
+  const identity = workspaceIdentity(state.success, realRoot)
+  return identity instanceof EngineError ? fallback : identity
+}
 
 /**
  * How a database compares with what the workspace remembers of it.
@@ -219,7 +333,8 @@ export const bindHistory = (deps: {
     if (identity.location === undefined) return untracked
     if (current instanceof EngineError) return yield* current
     const key = databaseKey(deps.stateDir, identity.location)
-    const verdict = judge(current.histories.find((h) => h.db === key), identity, environmentId)
+    const verdict = judge(current?.histories.find((h) => h.db === key), identity, environmentId)
+    const self: Self = { environmentId, root: deps.root }
 
     const bound = (historyId: string, reset: HistoryReset | undefined, lastOrdinal: number): HistoryBinding => {
       let noted = lastOrdinal
@@ -232,10 +347,10 @@ export const bindHistory = (deps: {
         if (noted <= written) return
         try {
           const now = readIdentityFile(file)
-          const known = now instanceof EngineError ? undefined : now.histories.find((h) => h.db === key)
+          const known = now instanceof EngineError ? undefined : now?.histories.find((h) => h.db === key)
           // Another process may have written a later ordinal of the same history meanwhile.
           if (known?.historyId !== historyId || known.environmentId !== environmentId || known.lastOrdinal < noted) {
-            writeIdentityFile(file, withEntry(now instanceof EngineError ? EMPTY : now, { db: key, historyId, environmentId, lastOrdinal: noted }))
+            writeIdentityFile(file, withEntry(now instanceof EngineError ? undefined : now, self, { db: key, historyId, environmentId, lastOrdinal: noted }))
           }
           written = noted
         } catch {
@@ -268,7 +383,7 @@ export const bindHistory = (deps: {
         }).pipe(Effect.mapError(fail))
         // The ordinal now restarts from what this database holds: write it even if lower.
         try {
-          writeIdentityFile(file, withEntry(current, { db: key, historyId: reset.historyId, environmentId, lastOrdinal: identity.lastOrdinal }))
+          writeIdentityFile(file, withEntry(current, self, { db: key, historyId: reset.historyId, environmentId, lastOrdinal: identity.lastOrdinal }))
         } catch {
           // best effort, see HistoryBinding
         }

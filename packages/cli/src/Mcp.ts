@@ -3,8 +3,10 @@
  * workspace to any MCP client (Claude Code, Codex CLI, Cursor, ...): the tools of
  * `@forkjoin/drivers/McpTools`, every write through the engine in the server's thread. A
  * model is optional: without one, `run_subagents` tasks with a `prompt` are refused with what
- * to configure, while scripted and changeset tasks run. Stdout carries only the protocol; the
- * startup repair's notice goes to stderr. The flags are in `McpCommand.ts`.
+ * to configure, while scripted and changeset tasks run. Stdout carries only the protocol: stdin
+ * is framed and checked first (`internal/mcpFraming.ts`: a size cap, non-JSON and too-deep
+ * lines answered with JSON-RPC errors), and logs, the startup repair's notice included, go to
+ * stderr. The flags are in `McpCommand.ts`.
  *
  * @since 0.1.0
  */
@@ -20,7 +22,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Result from "effect/Result"
+import { layerFramedStdio } from "./internal/mcpFraming.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
 import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 import { withRepairs } from "./Repair.ts"
@@ -71,9 +75,10 @@ export const mcp = Effect.fn("Mcp.mcp")(function*(request: McpRequest) {
   // The stdio transport ends by interrupting the fiber that built it once stdin closes (every
   // response written first): serve in a child fiber so that is a normal end (exit 0), not Ctrl-C.
   const serve = Effect.gen(function*() {
-    const fiber = yield* Effect.forkChild(Layer.launch(server))
+    const fiber = yield* Effect.forkChild(Layer.launch(server).pipe(Effect.provide(layerFramedStdio)))
     const exit = yield* Fiber.await(fiber)
     if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.failCause(exit.cause)
   })
-  yield* withRepairs(root, request.db, serve).pipe(Effect.provide(orchestratorLayer(root, db)))
+  // Stdout is the protocol channel: whatever is logged (a defect's trace too) goes to stderr.
+  yield* withRepairs(root, request.db, serve).pipe(Effect.provide(orchestratorLayer(root, db)), Effect.provideService(Logger.LogToStderr, true))
 })

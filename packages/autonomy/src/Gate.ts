@@ -152,6 +152,45 @@ const fingerprintProblems = (recorded: EngineFingerprint, running: EngineFingerp
   return problems
 }
 
+const signatureCheck = (
+  config: GateConfig,
+  evidence: ProbeEvidence,
+  trustedKeys: ReadonlyArray<TrustedKey>,
+  found: Map<GateRequirement, string>,
+  warnings: Array<string>
+): void => {
+  const signature = evidence.signature
+  if (trustedKeys.length === 0) {
+    if (signature !== undefined) {
+      warnings.push(`The evidence is signed by ${signature.keyId}, but no trusted keys are configured, so the signature was not checked.`)
+    }
+    return
+  }
+  const trusted = trustedKeys.map((k) => `${k.path} (${k.keyId.slice(0, 19)}…)`).join(", ")
+  if (signature === undefined) {
+    found.set(
+      "signature_missing",
+      `Trusted keys are configured (${config.trustedKeys.source}) but the evidence is not signed: produce it with \`forkjoin probe --sign KEYFILE\` using the private key of ${trusted}.`
+    )
+    return
+  }
+  const signer = trustedKeys.find((k) => k.keyId === signature.keyId)
+  if (signer === undefined) {
+    found.set(
+      "untrusted_signer",
+      `The evidence is signed by key ${signature.keyId}, which is not trusted (trusted: ${trusted}): ` +
+        "sign it with a trusted key, or trust the signer's public key with --trust or gate.trustedKeys."
+    )
+  } else if (!Evidence.verify(evidence, signer.key)) {
+    found.set(
+      "signature_invalid",
+      `The signature does not verify against ${signer.path}, the trusted key it names: a signed field (createdAt, the build fingerprint, ` +
+        "the filesystem facts, the status, the scenarios or the digest) or the signature itself was changed after signing. " +
+        `${probeAgain(config)} and sign it again with --sign.`
+    )
+  }
+}
+
 /**
  * Decides the gate (pure). At `off`/`supervised` without the flag, or with the flag off:
  * `not_applicable`; at `bold`: `skipped`; otherwise `passed` when the evidence meets every
@@ -211,34 +250,11 @@ export const decide = (input: DecideInput): GateDecision => {
         `The evidence was recorded on another kind of filesystem than the workspace's (${facts}): ${probeAgain(config)} on this machine.`
       )
     }
-    if (input.trustedKeys.length > 0) {
-      const signature = evidence.signature
-      const trusted = input.trustedKeys.map((k) => `${k.path} (${k.keyId.slice(0, 19)}…)`).join(", ")
-      if (signature === undefined) {
-        found.set(
-          "signature_missing",
-          `Trusted keys are configured (${config.trustedKeys.source}) but the evidence is not signed: produce it with \`forkjoin probe --sign KEYFILE\` using the private key of ${trusted}.`
-        )
-      } else {
-        const signer = input.trustedKeys.find((k) => k.keyId === signature.keyId)
-        if (signer === undefined) {
-          found.set(
-            "untrusted_signer",
-            `The evidence is signed by key ${signature.keyId}, which is not trusted (trusted: ${trusted}): ` +
-              "sign it with a trusted key, or trust the signer's public key with --trust or gate.trustedKeys."
-          )
-        } else if (!Evidence.verify(evidence, signer.key)) {
-          found.set(
-            "signature_invalid",
-            `The signature does not verify against ${signer.path}, the trusted key it names: the evidence or its signature was changed after signing. ` +
-              `${probeAgain(config)} and sign it again with --sign.`
-          )
-        }
-      }
-    } else if (evidence.signature !== undefined) {
-      warnings.push(`The evidence is signed by ${evidence.signature.keyId}, but no trusted keys are configured, so the signature was not checked.`)
-    }
   }
+  // Checked on evidence whose digest or statuses failed too: an edited field of a signed file is
+  // named as a broken signature, not only as an invalid file.
+  const checked = evidence ?? (read._tag === "Invalid" ? read.evidence : undefined)
+  if (checked !== undefined) signatureCheck(config, checked, input.trustedKeys, found, warnings)
   const missing = ORDER.filter((r) => found.has(r))
   const reasons = missing.map((requirement) => ({ requirement, message: found.get(requirement)! }))
   const evidenceInfo: GateDecision["evidence"] = evidence === undefined

@@ -4,12 +4,14 @@ import { utcTimestampFromMillis } from "@forkjoin/schema/UtcTimestamp"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import fc from "fast-check"
-import { createPrivateKey, createPublicKey, generateKeyPairSync } from "node:crypto"
+import { Buffer } from "node:buffer"
+import { execFileSync } from "node:child_process"
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign as signBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Evidence from "../src/Evidence.ts"
 import * as Keys from "../src/Keys.ts"
-import { evidenceFor, passingScenarios, tempDir, writeJson } from "./helpers.ts"
+import { evidenceFor, passingScenarios, tempDir } from "./helpers.ts"
 
 // Rebuilds a JSON value with every object's keys in a shuffled order (same content).
 const shuffleKeys = (value: unknown, rand: () => number): unknown => {
@@ -84,7 +86,7 @@ describe("Evidence.assemble", () => {
     scenarios[3] = { ...scenarios[3]!, status: "failed", assertions: [{ name: "refused", passed: false, detail: "applied" }] }
     const failed = evidenceFor(dir, { scenarios })
     assert.strictEqual(failed.status, "failed")
-    assert.strictEqual(failed.schemaVersion, 1)
+    assert.strictEqual(failed.schemaVersion, 2)
     assert.strictEqual(failed.kind, "forkjoin.merge-probe")
     assert.isUndefined(failed.signature)
     assert.strictEqual(Evidence.parse("/e.json", JSON.stringify(failed))._tag, "Ok")
@@ -207,8 +209,9 @@ describe("Evidence.read refusals", () => {
 
   it("another schemaVersion or kind says so", () => {
     const e = evidenceFor(tempDir())
-    const v2 = invalidOf(Evidence.parse("/e.json", JSON.stringify({ ...e, schemaVersion: 2 })))
-    assert.include(v2.problems[0]!, "$.schemaVersion is 2; this build reads evidence schemaVersion 1")
+    const v3 = invalidOf(Evidence.parse("/e.json", JSON.stringify({ ...e, schemaVersion: 3 })))
+    assert.strictEqual(v3.reason, "schema")
+    assert.include(v3.problems[0]!, "$.schemaVersion is 3; this build reads evidence schemaVersion 2")
     const other = invalidOf(Evidence.parse("/e.json", JSON.stringify({ ...e, kind: "something-else" })))
     assert.include(other.problems[0]!, "this is not merge-probe evidence")
     assert.strictEqual(invalidOf(Evidence.parse("/e.json", "[1, 2]")).reason, "schema")
@@ -221,12 +224,134 @@ describe("Evidence.read refusals", () => {
     assert.include(r.problems[0]!, "appears twice")
   })
 
-  it.effect("an unreadable file (a folder in its place) is invalid, not missing", () =>
+  it.effect("an unreadable file is invalid, not missing", () =>
     Effect.gen(function*() {
       const dir = tempDir()
-      writeJson(path.join(dir, "e.json", "inner.json"), {})
-      const r = invalidOf(yield* Evidence.read(path.join(dir, "e.json")))
+      const file = path.join(dir, "blocker", "e.json")
+      fs.writeFileSync(path.join(dir, "blocker"), "")
+      const r = invalidOf(yield* Evidence.read(file))
       assert.strictEqual(r.reason, "unreadable")
-      assert.include(r.problems[0]!, "EISDIR")
+      assert.include(r.problems[0]!, "ENOTDIR")
+    }))
+})
+
+describe("Evidence.statementOf: what a signature covers", () => {
+  const pair = Keys.generate()
+  const publicKey = createPublicKey(pair.publicPem)
+  const signer = { alg: "ed25519", keyId: pair.keyId } as const
+
+  it("two runs of one build: equal digests, statements that differ in createdAt", () => {
+    const dir = tempDir()
+    const first = evidenceFor(dir, { ageMs: 3_600_000 })
+    const second = evidenceFor(dir, { ageMs: 60_000 })
+    assert.strictEqual(second.digest, first.digest)
+    const a = JSON.parse(Evidence.statementOf(first, signer))
+    const b = JSON.parse(Evidence.statementOf(second, signer))
+    assert.notDeepEqual(a, b)
+    assert.strictEqual(a.evidence.createdAt, first.createdAt)
+    assert.strictEqual(b.evidence.createdAt, second.createdAt)
+    assert.deepStrictEqual({ ...a, evidence: { ...a.evidence, createdAt: second.createdAt } }, b)
+  })
+
+  it("a signature breaks when any field is edited, createdAt and timings included", () => {
+    const e = signed(evidenceFor(tempDir(), { ageMs: 30 * 86_400_000 }), pair.privatePem)
+    assert.isTrue(Evidence.verify(e, publicKey))
+    const edits: ReadonlyArray<readonly [string, ProbeEvidence]> = [
+      ["createdAt made fresh", { ...e, createdAt: utcTimestampFromMillis(Date.parse(e.createdAt) + 29 * 86_400_000) }],
+      ["durationMs", { ...e, durationMs: e.durationMs + 1 }],
+      ["a scenario's durationMs", { ...e, scenarios: e.scenarios.map((s, i) => (i === 0 ? { ...s, durationMs: s.durationMs + 1 } : s)) }],
+      ["the fingerprint", { ...e, fingerprint: { ...e.fingerprint, version: "9.9.9" } }],
+      ["a filesystem fact", { ...e, filesystem: { ...e.filesystem, caseSensitive: !e.filesystem.caseSensitive } }],
+      ["the status", { ...e, status: "failed" }],
+      ["the digest", { ...e, digest: `sha256:${"d".repeat(64)}` as ProbeEvidence["digest"] }]
+    ]
+    for (const [what, edited] of edits) assert.isFalse(Evidence.verify(edited, publicKey), what)
+    // Each edit also holds when the unkeyed digest is recomputed to match.
+    for (const [what, edited] of edits.slice(0, 6)) {
+      assert.isFalse(Evidence.verify({ ...edited, digest: Evidence.digestOf(edited) }, publicKey), `${what}, digest recomputed`)
+    }
+  })
+
+  it("a schemaVersion 1 signature (over the bare digest) does not verify as a statement signature", () => {
+    const e = evidenceFor(tempDir())
+    const key = createPrivateKey(pair.privatePem)
+    const old = { ...e, signature: { alg: "ed25519" as const, keyId: pair.keyId, value: signBytes(null, Buffer.from(e.digest, "utf8"), key).toString("base64") } }
+    assert.isFalse(Evidence.verify(old, publicKey))
+  })
+})
+
+describe("Evidence.parse: schemaVersion 1", () => {
+  it("signed: refused as outdated, saying to sign again with this build", () => {
+    const e = signed(evidenceFor(tempDir()), Keys.generate().privatePem)
+    const r = invalidOf(Evidence.parse("/e.json", JSON.stringify({ ...e, schemaVersion: 1 })))
+    assert.strictEqual(r.reason, "outdated")
+    assert.include(r.problems[0]!, "signed in the old format, whose signature does not cover createdAt")
+    assert.include(r.problems[0]!, "re-run `forkjoin probe --sign KEYFILE`")
+  })
+
+  it("unsigned: refused as outdated, saying to run the probe with this build", () => {
+    const e = evidenceFor(tempDir())
+    const r = invalidOf(Evidence.parse("/e.json", JSON.stringify({ ...e, schemaVersion: 1 })))
+    assert.strictEqual(r.reason, "outdated")
+    assert.include(r.problems[0]!, "written by an older forkjoin; run `forkjoin probe`")
+  })
+})
+
+describe("Evidence.read: only a regular file of bounded size is read", () => {
+  const refusedUnread = (file: string) =>
+    Effect.gen(function*() {
+      const r = invalidOf(yield* Evidence.read(file))
+      assert.strictEqual(r.reason, "not_regular_file", r.problems.join("; "))
+      assert.include(r.problems[0]!, "not a regular file, so it was not read")
+      return r
+    })
+
+  // The timeout is a safety net only: a blocking open of a pipe without a writer would hang.
+  it.effect("a named pipe without a writer is refused at once", () =>
+    Effect.gen(function*() {
+      const fifo = path.join(tempDir(), "e.json")
+      execFileSync("mkfifo", [fifo])
+      const r = yield* refusedUnread(fifo)
+      assert.include(r.problems[0]!, "a named pipe (FIFO)")
+    }), { timeout: 20_000 })
+
+  it.effect("a link to a named pipe is refused the same way", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      execFileSync("mkfifo", [path.join(dir, "pipe")])
+      fs.symlinkSync("pipe", path.join(dir, "e.json"))
+      yield* refusedUnread(path.join(dir, "e.json"))
+    }), { timeout: 20_000 })
+
+  it.effect("/dev/zero and /dev/null are refused unread", () =>
+    Effect.gen(function*() {
+      for (const device of ["/dev/zero", "/dev/null"]) {
+        const r = yield* refusedUnread(device)
+        assert.include(r.problems[0]!, "a character device")
+      }
+    }), { timeout: 20_000 })
+
+  it.effect("a folder is refused unread", () =>
+    Effect.gen(function*() {
+      const dir = path.join(tempDir(), "e.json")
+      fs.mkdirSync(dir)
+      const r = yield* refusedUnread(dir)
+      assert.include(r.problems[0]!, "a folder")
+    }))
+
+  it.effect("a file over the cap is refused unread; one at the cap is read", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const big = path.join(dir, "big.json")
+      fs.writeFileSync(big, "")
+      fs.truncateSync(big, Evidence.MAX_EVIDENCE_BYTES + 1)
+      const r = invalidOf(yield* Evidence.read(big))
+      assert.strictEqual(r.reason, "too_large")
+      assert.include(r.problems[0]!, `over the ${Evidence.MAX_EVIDENCE_BYTES} bytes evidence may have`)
+      const e = evidenceFor(dir)
+      const text = JSON.stringify(e)
+      const padded = path.join(dir, "padded.json")
+      fs.writeFileSync(padded, text + " ".repeat(Evidence.MAX_EVIDENCE_BYTES - text.length))
+      assert.deepStrictEqual(yield* Evidence.read(padded), { _tag: "Ok", path: padded, evidence: e })
     }))
 })

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { GateDecision } from "@forkjoin/schema/Autonomy"
+import { utcTimestampFromMillis } from "@forkjoin/schema/UtcTimestamp"
 import type { EngineFingerprint, FilesystemFacts, ProbeEvidence } from "@forkjoin/schema/Evidence"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -270,13 +271,51 @@ describe("Gate.decide: signatures", () => {
     assert.deepStrictEqual(d.missing, ["signature_invalid"])
   })
 
-  it("an edited digest on signed evidence is refused as invalid", () => {
+  it("an edited digest on signed evidence is refused as invalid and as a broken signature", () => {
     const ws = tempDir()
     const e = sign(evidenceFor(ws), pair.privatePem)
     const read = Evidence.parse("/ws/e.json", JSON.stringify({ ...e, digest: `sha256:${"c".repeat(64)}` }))
     const d = decide(ws, { config: configOf(ws, SAFE), evidence: read, trustedKeys: [trusted(pair.publicPem)] })
-    assert.deepStrictEqual(d.missing, ["evidence_invalid"])
+    assert.deepStrictEqual(d.missing, ["evidence_invalid", "signature_invalid"])
     assert.include(reasonOf(d, "evidence_invalid"), "the digest does not match the content")
+  })
+
+  // The stale-evidence attack: createdAt is outside the digest, so only the signature can catch it.
+  it("stale signed evidence whose createdAt is edited to look fresh: signature_invalid, not passed", () => {
+    const ws = tempDir()
+    const stale = sign(evidenceFor(ws, { ageMs: 30 * 86_400_000 }), pair.privatePem)
+    const keys = [trusted(pair.publicPem)]
+    assert.deepStrictEqual(decide(ws, { config: configOf(ws, SAFE), evidence: stale, trustedKeys: keys }).missing, ["evidence_stale"])
+    const freshened = { ...stale, createdAt: utcTimestampFromMillis(NOW - 60_000) }
+    const read = Evidence.parse("/ws/e.json", JSON.stringify(freshened))
+    assert.strictEqual(read._tag, "Ok")
+    const d = decide(ws, { config: configOf(ws, SAFE), evidence: read, trustedKeys: keys })
+    assert.strictEqual(d.status, "blocked")
+    assert.deepStrictEqual(d.missing, ["signature_invalid"])
+    assert.include(reasonOf(d, "signature_invalid"), "a signed field (createdAt, the build fingerprint")
+  })
+
+  it("an edited fingerprint or filesystem fact of signed evidence: signature_invalid, with or without the digest recomputed", () => {
+    const ws = tempDir()
+    const e = sign(evidenceFor(ws), pair.privatePem)
+    const keys = [trusted(pair.publicPem)]
+    assert.strictEqual(decide(ws, { config: configOf(ws, SAFE), evidence: e, trustedKeys: keys }).status, "passed")
+    // Evidence from another build and another filesystem, edited to claim this one's.
+    const foreign = sign(evidenceFor(ws, { filesystem: { ...Filesystem.factsOf(ws), type: "ntfs" } }), pair.privatePem)
+    const edits: ReadonlyArray<readonly [string, ProbeEvidence, ReadonlyArray<string>]> = [
+      ["fingerprint", { ...e, fingerprint: { ...e.fingerprint, sourceDigest: `sha256:${"e".repeat(64)}` as ProbeEvidence["digest"] } }, ["fingerprint_mismatch"]],
+      ["filesystem fact", { ...foreign, filesystem: e.filesystem }, []]
+    ]
+    for (const [what, edited, also] of edits) {
+      for (const digest of ["kept", "recomputed"] as const) {
+        const text = JSON.stringify(digest === "kept" ? edited : { ...edited, digest: Evidence.digestOf(edited) })
+        const d = decide(ws, { config: configOf(ws, SAFE), evidence: Evidence.parse("/ws/e.json", text), trustedKeys: keys })
+        // With its digest kept the file is invalid, so the other requirements are not judged on it.
+        const expected = digest === "kept" ? ["evidence_invalid", "signature_invalid"] : [...also, "signature_invalid"]
+        assert.deepStrictEqual([...d.missing].sort(), expected.sort(), `${what}, digest ${digest}`)
+        assert.include(reasonOf(d, "signature_invalid"), "was changed after signing", `${what}, digest ${digest}`)
+      }
+    }
   })
 
   it("unsigned evidence with trusted keys configured: signature_missing; signed without trusted keys: a warning", () => {

@@ -92,7 +92,7 @@ describe("forkjoin probe and forkjoin gate", () => {
     const cases: ReadonlyArray<[string, (t: string) => string, string]> = [
       ["edited status", (t) => t.replace(/"status": ?"passed"/, "\"status\":\"failed\""), "evidence_invalid"],
       ["edited digest", (t) => t.replace(/"digest": ?"sha256:[0-9a-f]{4}/, "\"digest\":\"sha256:0000"), "evidence_invalid"],
-      ["wrong schema", (t) => t.replace(/"schemaVersion": ?1/, "\"schemaVersion\":2"), "evidence_invalid"],
+      ["wrong schema", (t) => t.replace(/"schemaVersion": ?2/, "\"schemaVersion\":3"), "evidence_invalid"],
       ["truncated", (t) => t.slice(0, t.length >> 1), "evidence_invalid"]
     ]
     for (const [what, edit, requirement] of cases) {

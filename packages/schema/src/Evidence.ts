@@ -2,7 +2,8 @@
  * The merge probe's evidence (SPEC §8) and what it is made of: the engine fingerprint of the
  * build that ran it, the facts of the filesystem it ran on, and each scenario's assertions.
  * `digest` covers everything but timings and timestamps, so two runs of one build on one kind
- * of filesystem produce the same digest; `signature` (optional) signs that digest.
+ * of filesystem produce the same digest; `signature` (optional) signs a statement covering the
+ * digest and every other field (`createdAt` included).
  *
  * @since 0.1.0
  */
@@ -105,8 +106,9 @@ export const ScenarioResult = Schema.Struct({
 export type ScenarioResult = typeof ScenarioResult.Type
 
 /**
- * An Ed25519 signature over the evidence's `digest` (the UTF-8 bytes of the `sha256:…` string).
- * `keyId` is `sha256:` of the public key's DER (SPKI) bytes; `value` is base64.
+ * An Ed25519 signature over the evidence's signed statement: every field but `signature` itself,
+ * with the signer's `alg` and `keyId` (`@forkjoin/autonomy`'s `Evidence.statementOf`). `keyId` is
+ * `sha256:` of the public key's DER (SPKI) bytes; `value` is base64.
  *
  * @category models
  * @since 0.1.0
@@ -124,14 +126,14 @@ export const EvidenceSignature = Schema.Struct({
 export type EvidenceSignature = typeof EvidenceSignature.Type
 
 /**
- * The merge probe's evidence file (schemaVersion 1), written by `forkjoin probe` and read by
- * `forkjoin gate`.
+ * The merge probe's evidence file (schemaVersion 2: the signature covers the whole file, not
+ * only its digest), written by `forkjoin probe` and read by `forkjoin gate`.
  *
  * @category models
  * @since 0.1.0
  */
 export const ProbeEvidence = Schema.Struct({
-  schemaVersion: Schema.Literal(1),
+  schemaVersion: Schema.Literal(2),
   kind: Schema.Literal("forkjoin.merge-probe"),
   fingerprint: EngineFingerprint,
   filesystem: FilesystemFacts,

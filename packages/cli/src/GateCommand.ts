@@ -26,7 +26,7 @@ export const gate = Command.make(
     workspace,
     evidence: Flag.String("evidence").pipe(
       Flag.withMetavar("FILE"),
-      Flag.withDescription("The evidence to check (default <workspace>/.forkjoin/evidence/merge-probe.json, or the config's gate.evidence)"),
+      Flag.withDescription("The evidence to check, a regular file (default <workspace>/.forkjoin/evidence/merge-probe.json, or the config's gate.evidence)"),
       Flag.optional
     ),
     trust: Flag.String("trust").pipe(

@@ -28,7 +28,7 @@ export const probe = Command.make(
     ),
     sign: Flag.String("sign").pipe(
       Flag.withMetavar("KEYFILE"),
-      Flag.withDescription("Sign the evidence with this Ed25519 private key (from 'forkjoin keygen')"),
+      Flag.withDescription("Sign the evidence (every field, createdAt included) with this Ed25519 private key (from 'forkjoin keygen')"),
       Flag.optional
     ),
     json: Flag.Boolean("json").pipe(

@@ -19,6 +19,7 @@ import * as Redacted from "effect/Redacted"
 import { post, type SseEvent } from "./internal/http.ts"
 import { hooks, memoByMessage, parseArguments, resultText, systemText, usagePart, wireTools } from "./internal/wire.ts"
 import type { ResolvedProvider } from "./ProviderSettings.ts"
+import * as Redaction from "./Redaction.ts"
 
 type Block =
   | { readonly type: "text"; readonly text: string }
@@ -123,8 +124,9 @@ const partsOf = (content: ReadonlyArray<{ readonly type?: string | undefined; re
   return parts
 }
 
+// `detail` may quote the provider (a stream's error message, decoded): redacted again.
 const invalid = (p: ResolvedProvider, detail: string) =>
-  AiError.make({ module: "Anthropic", method: "generateText", reason: new AiError.InvalidResponseError({ description: `${p.endpoint}: ${detail}` }) })
+  AiError.make({ module: "Anthropic", method: "generateText", reason: new AiError.InvalidResponseError({ description: `${p.endpoint}: ${p.redact.text(detail)}` }) })
 
 /** Folds Messages stream events into one reply. */
 const streamFolder = () => {
@@ -226,7 +228,8 @@ const generate = (p: ResolvedProvider) => (options: LanguageModel.ProviderOption
  * @category constructors
  * @since 0.1.0
  */
-export const make = (provider: ResolvedProvider): Effect.Effect<LanguageModel.LanguageModel> => LanguageModel.make(hooks(generate(provider)))
+export const make = (provider: ResolvedProvider): Effect.Effect<LanguageModel.LanguageModel> =>
+  Effect.map(LanguageModel.make(hooks("Anthropic", provider, generate(provider))), (model) => Redaction.register(model, provider.redact))
 
 /**
  * `make` as a layer of the `LanguageModel` service.

@@ -6,7 +6,8 @@
  * and go back together. "Host" tools (the parent's `run_subagents`, `resolve_conflict`, ...)
  * run in the driver and never reach the session; `beforeFinish` can refuse `finish` (open
  * conflicts). The step limit (host steps included), a token budget, a provider failure or a
- * model that stops calling tools end the session; `report` says which, with the transcript.
+ * model that stops calling tools end the session; `report` says which, with the transcript,
+ * redacted with the model's provider's keys (`Redaction.forModel`) before anyone writes it.
  *
  * Owns the conversation. Does not own the wire (`OpenAiCompatible`, `Anthropic`), what an
  * action does (the session) nor where transcripts go (`@forkjoin/runtime/Children`).
@@ -21,6 +22,8 @@ import type * as LanguageModel from "effect/ai/LanguageModel"
 import * as Prompt from "effect/ai/Prompt"
 import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
+import { failureCodeOf } from "./internal/wire.ts"
+import * as Redaction from "./Redaction.ts"
 import type { SessionTool } from "./Tools.ts"
 
 // -------------------------------------------------------------------------------------
@@ -59,9 +62,9 @@ export interface ModelDriverOptions {
   /** Told one line per tool call as it is answered (live progress). */
   readonly onStep?: ((line: string) => Effect.Effect<void>) | undefined
   readonly label?: string | undefined
+  /** What `report` redacts with (default: the redactor of `model`'s provider). */
+  readonly redact?: Redaction.Redactor | undefined
 }
-
-
 
 /**
  * What a driver did: tokens used, why it stopped (when not by `finish`), the host steps and
@@ -142,6 +145,7 @@ export const make = (options: ModelDriverOptions): ModelDriver => {
   let modelCalls = 0
   let textTurns = 0
   const maxSteps = options.maxSteps ?? 200
+  const redact = options.redact ?? Redaction.forModel(options.model)
   const label = options.label === undefined ? "" : `${options.label}: `
 
   const answer = (call: Call, observation: Observation) =>
@@ -232,7 +236,7 @@ export const make = (options: ModelDriverOptions): ModelDriver => {
         }
         const asked = yield* Effect.result(askModel)
         if (asked._tag === "Failure") {
-          stop = { reason: "provider_failed", message: describe(asked.failure) }
+          stop = { reason: failureCodeOf(asked.failure) ?? "provider_failed", message: describe(asked.failure) }
           return undefined
         }
         if (asked.success.length === 0) {
@@ -249,12 +253,14 @@ export const make = (options: ModelDriverOptions): ModelDriver => {
       }
     })
 
-  const report = (): DriverReport => ({
-    usage: { inputTokens, outputTokens, modelCalls },
-    ...(stop === undefined ? {} : { stop }),
-    hostSteps: [...hostSteps],
-    transcript: [...transcript]
-  })
+  // Redacted again here: tool results (a file the model read) and the task never crossed the provider boundary.
+  const report = (): DriverReport =>
+    redact.value({
+      usage: { inputTokens, outputTokens, modelCalls },
+      ...(stop === undefined ? {} : { stop }),
+      hostSteps: [...hostSteps],
+      transcript: [...transcript]
+    })
   return {
     // What the child's artifact namespace keeps: the conversation, tokens and why it stopped.
     driver: Driver.of({ next, transcript: () => transcriptFile(report()) }),

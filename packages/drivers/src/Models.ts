@@ -19,6 +19,7 @@ import * as Anthropic from "./Anthropic.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
 import type { Limits } from "./ParentSession.ts"
 import { type ProviderKind, ProviderConfigError, resolve, type ResolvedProvider } from "./ProviderSettings.ts"
+import * as Redaction from "./Redaction.ts"
 
 /**
  * What a command chose: the provider, its limits for the parent and each child.
@@ -34,7 +35,8 @@ export interface ModelChoice {
 
 /**
  * Chooses the provider (`--provider`, else `models.provider`, else `openai`) and its model
- * (`--model`, else the file's), and checks it can be called.
+ * (`--model`, else the file's), and checks it can be called. Its `redact` removes every
+ * configured key, the other provider's too: a proxy or a misrouted request may echo either.
  *
  * @category constructors
  * @since 0.1.0
@@ -64,7 +66,15 @@ export const choose = (
     }
   )
   if (Result.isFailure(resolved)) return Result.fail(resolved.failure)
-  return Result.succeed({ provider: resolved.success, parent: models.limits.parent, child: models.limits.child })
+  const keys = Object.values(models.providers).flatMap((q) => {
+    const value = env[q.apiKeyEnv.value]
+    return value === undefined || value === "" ? [] : [value]
+  })
+  return Result.succeed({
+    provider: { ...resolved.success, redact: Redaction.make(keys) },
+    parent: models.limits.parent,
+    child: models.limits.child
+  })
 }
 
 /**

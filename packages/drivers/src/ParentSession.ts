@@ -6,7 +6,8 @@
  * `rollback_transaction` and the history views. The join's outcome and any conflict it held
  * back come back as the tool's observation, and `finish` is refused while a conflict of one of
  * the session's runs is open. Transcripts go to the artifact namespaces (the parent's to
- * `.forkjoin/runs/<agent-id>/parent/`, each child's beside its trace).
+ * `.forkjoin/runs/<agent-id>/parent/`, each child's beside its trace), redacted like
+ * everything else from the provider.
  *
  * Owns the parent's host tools and its outcome. Does not own the conversation (`ModelDriver`),
  * the join (`@forkjoin/orchestrator`) nor the command line.
@@ -29,6 +30,7 @@ import { randomUUID } from "node:crypto"
 import * as path from "node:path"
 import * as HostTools from "./HostTools.ts"
 import * as ModelDriver from "./ModelDriver.ts"
+import * as Redaction from "./Redaction.ts"
 import * as Tools from "./Tools.ts"
 
 // -------------------------------------------------------------------------------------
@@ -140,7 +142,12 @@ export const run = (options: AgentOptions): Effect.Effect<AgentOutcome, Artifact
       yield* Artifacts.writeJson(parentDirectory, "transcript.json", ModelDriver.transcriptFile(report)),
       ...runs.flatMap((r) => r.results.map((c) => path.join(c.artifacts, "transcript.json")))
     ]
-    yield* Artifacts.writeJson(parentDirectory, "trace.json", { steps: result.steps, hostSteps: report.hostSteps, usage: report.usage })
+    // The session's own steps hold tool results too (a file the model read): redacted like the transcript.
+    yield* Artifacts.writeJson(
+      parentDirectory,
+      "trace.json",
+      Redaction.forModel(options.model).value({ steps: result.steps, hostSteps: report.hostSteps, usage: report.usage })
+    )
     const finish: AgentOutcome["finish"] = result.status === "finished"
       ? { ok: true }
       : report.stop !== undefined

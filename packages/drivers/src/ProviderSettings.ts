@@ -1,10 +1,11 @@
 /**
  * How a model provider is reached: its wire protocol (`openai`: Chat Completions, which OpenAI,
  * vLLM, Ollama, LM Studio and OpenRouter speak; `anthropic`: Messages), base URL, model, the
- * name of the environment variable holding its API key, streaming, request timeout and retries.
- * `resolve` checks the settings before any request (a key is required only for a public
- * endpoint; a loopback base URL may be keyless) and reads the key into a `Redacted`, so it is
- * never printed, logged or written to an artifact.
+ * name of the environment variable holding its API key, streaming, request timeout, retries and
+ * the largest answer read. `resolve` checks the settings before any request (a key is required
+ * only for a public endpoint; a loopback base URL may be keyless) and reads the key into a
+ * `Redacted`, so it is never printed, logged or written to an artifact; its `redact` removes
+ * the key from whatever the provider sends back.
  *
  * Owns the settings' shape, their defaults and the errors naming the setting to fix. Does not
  * own where settings come from (`@forkjoin/autonomy/Config`) nor the wire (the providers).
@@ -13,6 +14,7 @@
  */
 import { ModelProviderConfig, ModelProviderKind } from "@forkjoin/schema/Autonomy"
 import * as Redacted from "effect/Redacted"
+import * as Redaction from "./Redaction.ts"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
@@ -71,6 +73,10 @@ export interface ResolvedProvider {
   readonly maxRetries: number
   readonly retryBaseMs: number
   readonly maxTokens: number
+  /** Bytes of one answer (body or stream) past which it is refused unread. */
+  readonly maxResponseBytes: number
+  /** Removes every configured key (and credential patterns) from provider text. */
+  readonly redact: Redaction.Redactor
   /** The setting a message names for each field (a config key, a variable or a flag). */
   readonly settingNames: SettingNames
 }
@@ -85,6 +91,7 @@ export interface SettingNames {
   readonly baseUrl: string
   readonly model: string
   readonly timeoutMs: string
+  readonly maxResponseBytes: string
 }
 
 /**
@@ -97,6 +104,14 @@ export const defaults = {
   openai: { baseUrl: "https://api.openai.com/v1", baseUrlEnv: "OPENAI_BASE_URL", apiKeyEnv: "OPENAI_API_KEY" },
   anthropic: { baseUrl: "https://api.anthropic.com", baseUrlEnv: "ANTHROPIC_BASE_URL", apiKeyEnv: "ANTHROPIC_API_KEY" }
 } as const satisfies Record<ProviderKind, { baseUrl: string; baseUrlEnv: string; apiKeyEnv: string }>
+
+/**
+ * The default of `maxResponseBytes`: 32 MiB, far above any answer of `maxTokens` tokens.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 // -------------------------------------------------------------------------------------
 // errors
@@ -149,7 +164,8 @@ export const resolve = (
   const settingNames: SettingNames = {
     baseUrl: names.baseUrl ?? `${settingPrefix}.baseUrl`,
     model: names.model ?? `${settingPrefix}.model`,
-    timeoutMs: names.timeoutMs ?? `${settingPrefix}.timeoutMs`
+    timeoutMs: names.timeoutMs ?? `${settingPrefix}.timeoutMs`,
+    maxResponseBytes: names.maxResponseBytes ?? `${settingPrefix}.maxResponseBytes`
   }
   const d = defaults[settings.kind]
   const baseUrl = (settings.baseUrl ?? d.baseUrl).replace(/\/+$/, "")
@@ -185,6 +201,8 @@ export const resolve = (
     maxRetries: settings.maxRetries ?? 3,
     retryBaseMs: settings.retryBaseMs ?? 500,
     maxTokens: settings.maxTokens ?? 4096,
+    maxResponseBytes: settings.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    redact: Redaction.make(key === undefined || key === "" ? [] : [key]),
     settingNames
   })
 }

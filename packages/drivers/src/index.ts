@@ -1,7 +1,8 @@
 /**
  * `@forkjoin/drivers`: sessions driven by language models (SPEC §10). `ModelDriver` turns a
  * model's tool calls into session actions; `OpenAiCompatible` and `Anthropic` are the providers
- * (`ProviderSettings`, `Models` choose and check one); `Tools` is the tool surface;
+ * (`ProviderSettings`, `Models` choose and check one; `Redaction` keeps their keys out of
+ * everything they send back); `Tools` is the tool surface;
  * `HostTools` the orchestration tools; `ParentSession` the parent of `forkjoin agent`;
  * `McpTools` what `forkjoin mcp` serves.
  *
@@ -15,4 +16,5 @@ export * as Models from "./Models.ts"
 export * as OpenAiCompatible from "./OpenAiCompatible.ts"
 export * as ParentSession from "./ParentSession.ts"
 export * as ProviderSettings from "./ProviderSettings.ts"
+export * as Redaction from "./Redaction.ts"
 export * as Tools from "./Tools.ts"

@@ -4,9 +4,14 @@
  * a stalled stream (the timeout), malformed tool arguments (an observation, then the model
  * corrects itself), a model that never calls `finish` (step limit), the token budget, and bad
  * settings (missing key, unknown model, unreachable URL, non-JSON answers) each naming what to fix.
+ * Hostile answers: one that never ends past `maxResponseBytes` (refused as soon as it passes,
+ * the connection dropped), token counts that are negative or fractional (a protocol error, not
+ * counted), and the API key echoed back (in an error, in tool arguments, split over stream
+ * chunks or hidden behind JSON escapes), which must reach no file and no message.
  */
 import * as ProviderSettings from "@forkjoin/drivers/ProviderSettings"
 import * as Result from "effect/Result"
+import * as Redaction from "@forkjoin/drivers/Redaction"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
@@ -110,6 +115,108 @@ for (const kind of ["openai", "anthropic"] as const) {
       const { outcome, server } = await runAgent({ kind, stream: false, script: () => ({ text: "I think I am done." }) })
       expect(outcome.finish).toMatchObject({ ok: false, code: "no_tool_call" })
       expect(server.requests).toHaveLength(3)
+    })
+  })
+
+  describe(`${kind}: oversized and malformed answers`, () => {
+    const FLOOD = 64 * 1024 * 1024
+    const CAP = 64 * 1024
+    for (const stream of [false, true]) {
+      it(`an answer that passes maxResponseBytes (${stream ? "events" : "JSON"}) is refused as soon as it does, the connection dropped`, async () => {
+        const { outcome, server } = await runAgent({
+          kind,
+          stream,
+          script: () => ({ flood: FLOOD }),
+          provider: { maxResponseBytes: CAP, maxRetries: 0, timeoutMs: 10_000 }
+        })
+        expect(outcome.stop?.reason).toBe("provider_response_too_large")
+        expect(outcome.finish).toMatchObject({ ok: false, code: "provider_response_too_large" })
+        expect(outcome.stop?.message).toContain(`models.providers.${kind}.maxResponseBytes`)
+        // The server was still writing when the client hung up: the rest was never read.
+        expect((await server.floodClosed).written).toBeLessThan(FLOOD)
+        expect(server.requests).toHaveLength(1)
+      })
+    }
+
+    it("an announced content-length past the cap is refused before the body is read", async () => {
+      const { outcome } = await runAgent({ kind, stream: false, script: () => ({ flood: FLOOD, announce: true }), provider: { maxResponseBytes: CAP, maxRetries: 0, timeoutMs: 10_000 } })
+      expect(outcome.stop?.reason).toBe("provider_response_too_large")
+      expect(outcome.stop?.message).toContain(`announced an answer of ${FLOOD} bytes`)
+    })
+
+    for (const [name, usage] of [["negative", { input: -1_000_000, output: 5 }], ["fractional", { input: 10, output: 2.5 }]] as const) {
+      it(`${name} token usage is a protocol error and is not counted`, async () => {
+        const { outcome } = await runAgent({
+          kind,
+          stream: kind === "openai",
+          script: (c) => (c.turn === 0 ? { calls: [{ name: "list_dir", args: { path: "." } }] } : { calls: [{ name: "finish", args: {} }], usage }),
+          parent: { tokenBudget: 1_000 }
+        })
+        expect(outcome.stop?.reason).toBe("provider_protocol_error")
+        expect(outcome.stop?.message).toMatch(/reported -1000000 input tokens|reported 2\.5 output tokens/)
+        // Only the first answer (10 + 5, the server's default) counts; the bad one made no call either.
+        expect(outcome.usage).toEqual({ inputTokens: 10, outputTokens: 5, modelCalls: 2 })
+        expect(outcome.steps).toBe(1)
+      })
+    }
+  })
+
+  describe(`${kind}: an echoed API key`, () => {
+    const echo = `Incorrect API key provided: ${SECRET}. Authorization: Bearer ${SECRET}`
+    for (const status of [401, 500]) {
+      it(`in a ${status} error body reaches neither the stop message nor the transcript`, async () => {
+        const { outcome } = await runAgent({
+          kind,
+          stream: false,
+          script: () => ({ status, body: JSON.stringify({ error: { message: echo } }) }),
+          provider: { maxRetries: 0 }
+        })
+        expect(outcome.stop?.reason).toBe("provider_failed")
+        expect(outcome.stop?.message).toContain(`Incorrect API key provided: ${Redaction.PLACEHOLDER}`)
+        expect(outcome.stop?.message).not.toContain(SECRET)
+        expect(fs.readFileSync(outcome.transcripts[0]!, "utf8")).not.toContain(SECRET)
+      })
+    }
+
+    it("in tool arguments split over stream chunks and in text is redacted before it is used", async () => {
+      const script = (c: Conversation): Turn =>
+        c.turn === 0
+          ? { calls: [{ name: "apply_patch", args: addFile("split.txt", `key ${SECRET}`) }], text: `my key is ${SECRET}` }
+          : { calls: [{ name: "finish", args: {} }] }
+      // The scripted server cuts every argument text in halves across two events.
+      const { outcome, ws } = await runAgent({ kind, stream: true, script })
+      expect(outcome.finish).toEqual({ ok: true })
+      expect(fs.readFileSync(path.join(ws, "split.txt"), "utf8")).toBe(`key ${Redaction.PLACEHOLDER}\n`)
+      const transcript = fs.readFileSync(outcome.transcripts[0]!, "utf8")
+      expect(transcript).toContain(`my key is ${Redaction.PLACEHOLDER}`)
+      expect(transcript).not.toContain(SECRET)
+    })
+
+    it("read from a workspace file is redacted in the transcript and the trace as they are written", async () => {
+      const script = (c: Conversation): Turn =>
+        c.turn === 0 ? { calls: [{ name: "read_file", args: { path: "notes.txt" } }] } : { calls: [{ name: "finish", args: {} }] }
+      const { outcome, ws } = await runAgent({ kind, stream: false, script, files: { "notes.txt": `OPENAI_API_KEY=${SECRET}\n` } })
+      expect(outcome.finish).toEqual({ ok: true })
+      const transcript = fs.readFileSync(outcome.transcripts[0]!, "utf8")
+      expect(transcript).toContain(`OPENAI_API_KEY=${Redaction.PLACEHOLDER}`)
+      expect(transcript).not.toContain(SECRET)
+      expect(fs.readFileSync(path.join(path.dirname(outcome.transcripts[0]!), "trace.json"), "utf8")).not.toContain(SECRET)
+      // The file itself is the user's and stays as it is.
+      expect(fs.readFileSync(path.join(ws, "notes.txt"), "utf8")).toContain(SECRET)
+    })
+
+    it("behind JSON unicode escapes in a tool call is redacted before it is used", async () => {
+      const escaped = SECRET.split("").map((ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")
+      const patch = `*** Begin Patch\\n*** Add File: esc.txt\\n+${escaped}\\n*** End Patch`
+      const body = kind === "openai"
+        ? `{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"apply_patch","arguments":${JSON.stringify(`{"patch": "${patch}"}`)}}}]},"finish_reason":"tool_calls"}]}`
+        : `{"content":[{"type":"tool_use","id":"t1","name":"apply_patch","input":{"patch":"${patch}"}}],"stop_reason":"tool_use"}`
+      expect(body).not.toContain(SECRET)
+      const script = (c: Conversation): Turn => (c.turn === 0 ? { status: 200, body } : { calls: [{ name: "finish", args: {} }] })
+      const { outcome, ws } = await runAgent({ kind, stream: false, script })
+      expect(outcome.finish).toEqual({ ok: true })
+      expect(fs.readFileSync(path.join(ws, "esc.txt"), "utf8")).toBe(`${Redaction.PLACEHOLDER}\n`)
+      expect(fs.readFileSync(outcome.transcripts[0]!, "utf8")).not.toContain(SECRET)
     })
   })
 

@@ -64,7 +64,9 @@ export const ModelProviderConfig = Schema.Struct({
   /** First backoff in ms (default 500), doubled per retry. */
   retryBaseMs: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
   /** Most output tokens per reply (default 4096). */
-  maxTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+  maxTokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** Most bytes of one answer (default 33554432, 32 MiB); a larger one is refused as soon as it passes. */
+  maxResponseBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
 })
 
 /**

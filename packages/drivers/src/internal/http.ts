@@ -3,9 +3,11 @@
  * `@effect/platform-node`'s undici layer, which crashes on Node 20 here; and about five times
  * less CPU per request than the built-in `fetch`): a request timeout (for a stream, the longest
  * silence between two chunks), retries with exponential backoff on 429 and 5xx honouring
- * `retry-after`, server-sent events read incrementally, and every failure turned into an
- * `AiError` whose description names the setting to fix. The API key goes in a header only:
- * no message, error or artifact ever carries it.
+ * `retry-after`, server-sent events read incrementally, an answer larger than
+ * `maxResponseBytes` refused as soon as it passes the cap (the response destroyed, nothing more
+ * read), and every failure turned into an `AiError` whose description names the setting to fix.
+ * The API key goes in a header only, and every body is redacted (`provider.redact`) before
+ * anything reads it, so no message, error or artifact carries a key the provider echoed.
  */
 import * as AiError from "effect/ai/AiError"
 import * as Duration from "effect/Duration"
@@ -13,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as http from "node:http"
 import * as https from "node:https"
 import type { ResolvedProvider } from "../ProviderSettings.ts"
+import { codedFailure } from "./wire.ts"
 
 /** One server-sent event: its `event:` name (when given) and its `data:` lines joined. */
 export interface SseEvent {
@@ -38,7 +41,7 @@ type Outcome =
   | { readonly _tag: "Status"; readonly status: number; readonly retryAfterMs: number | undefined; readonly text: string }
 
 class Transport {
-  constructor(readonly kind: "unreachable" | "timeout" | "stalled" | "not_json", readonly detail: string) {}
+  constructor(readonly kind: "unreachable" | "timeout" | "stalled" | "not_json" | "too_large", readonly detail: string) {}
 }
 
 const header = (headers: http.IncomingHttpHeaders, name: string): string | undefined => {
@@ -106,6 +109,10 @@ const once = (request: Request, onEvent: ((e: SseEvent) => void) | undefined, si
       req.destroy()
       finish(() => reject(new Error("interrupted")))
     }
+    const tooLarge = (what: string) => {
+      req.destroy()
+      finish(() => reject(new Transport("too_large", what)))
+    }
     // Until the first byte: the request's budget; while streaming: the longest silence allowed.
     const arm = (kind: "timeout" | "stalled") => {
       if (timer !== undefined) clearTimeout(timer)
@@ -132,21 +139,30 @@ const once = (request: Request, onEvent: ((e: SseEvent) => void) | undefined, si
       const chunks: Array<Buffer> = []
       const decoder = new TextDecoder()
       let buffer = ""
+      let received = 0
+      const cap = p.maxResponseBytes
+      const declared = Number(res.headers["content-length"])
+      if (Number.isFinite(declared) && declared > cap) return tooLarge(`announced an answer of ${declared} bytes`)
+      // Redacted as each event is cut out, before any folder reads it.
+      const emit = (e: SseEvent) => onEvent!({ event: e.event, data: p.redact.text(e.data) })
       if (onEvent !== undefined) arm("stalled")
       res.on("data", (chunk: Buffer) => {
+        if (settled) return
+        received += chunk.length
+        if (received > cap) return tooLarge(`sent more than ${cap} bytes in one answer`)
         if (streaming) {
           arm("stalled")
-          buffer = parseSse(buffer + decoder.decode(chunk, { stream: true }), onEvent!)
+          buffer = parseSse(buffer + decoder.decode(chunk, { stream: true }), emit)
         } else chunks.push(chunk)
       })
       res.on("error", (e) => finish(() => reject(e)))
       res.on("end", () =>
         finish(() => {
           if (streaming) {
-            parseSse(buffer + decoder.decode() + "\n\n", onEvent!)
+            parseSse(buffer + decoder.decode() + "\n\n", emit)
             return resolve({ _tag: "Streamed" })
           }
-          const text = Buffer.concat(chunks).toString("utf8")
+          const text = p.redact.text(Buffer.concat(chunks).toString("utf8"))
           if (status < 200 || status >= 300) {
             return resolve({ _tag: "Status", status, retryAfterMs: retryAfterOf(res.headers), text })
           }
@@ -183,12 +199,22 @@ const transportError = (request: Request, t: Transport): AiError.AiError => {
       return fail(request, new AiError.NetworkError({ reason: "TransportError", method: "POST", url: p.endpoint, description: `${p.endpoint}: ${t.detail} (${p.settingNames.timeoutMs})` }))
     case "not_json":
       return fail(request, new AiError.InvalidResponseError({ description: `${p.endpoint} ${t.detail}; check ${baseSetting} points at ${p.kind === "openai" ? "an OpenAI-compatible /v1 API" : "the Anthropic Messages API"}` }))
+    case "too_large":
+      return fail(
+        request,
+        codedFailure(
+          "provider_response_too_large",
+          `${p.endpoint} ${t.detail}, more than ${p.settingNames.maxResponseBytes} allows (${p.maxResponseBytes}); nothing more was read. ` +
+            `Lower maxTokens, or raise ${p.settingNames.maxResponseBytes} if answers this large are expected`
+        )
+      )
   }
 }
 
 const statusError = (request: Request, o: Extract<Outcome, { _tag: "Status" }>, attempts: number): AiError.AiError => {
   const p = request.provider
-  const said = providerMessage(o.text)
+  // The body was redacted as read; the message again, once JSON escapes are decoded.
+  const said = p.redact.text(providerMessage(o.text))
   const modelSetting = p.settingNames.model
   const description = o.status === 401 || o.status === 403
     ? `${p.endpoint} refused the API key (HTTP ${o.status}: ${said}); check the variable ${p.apiKeyEnv}`
@@ -210,7 +236,8 @@ export const post = (request: Request, onEvent?: (e: SseEvent) => void): Effect.
     for (let attempt = 1;; attempt++) {
       const outcome = yield* Effect.tryPromise({
         try: (signal) => once(request, onEvent, signal),
-        catch: (e) => (e instanceof Transport ? transportError(request, e) : fail(request, new AiError.UnknownError({ description: String(e) })))
+        catch: (e) =>
+          e instanceof Transport ? transportError(request, e) : fail(request, new AiError.UnknownError({ description: p.redact.text(String(e)) }))
       })
       if (outcome._tag === "Json") return outcome.value
       if (outcome._tag === "Streamed") return undefined

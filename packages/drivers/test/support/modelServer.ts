@@ -3,8 +3,9 @@
  * Chat Completions and Anthropic Messages, JSON or server-sent events (whichever the request
  * asks for). Each request is read back into a conversation (its task, how many assistant turns
  * it holds, the tool results it just sent) and a script decides the reply: tool calls (well
- * formed or raw text), plain text, an HTTP error with `retry-after`, a non-JSON body, or a
- * stalled answer. Every request is kept for assertions.
+ * formed or raw text), plain text, an HTTP error with `retry-after`, a non-JSON body, a
+ * stalled answer, or a flood (an answer of `flood` bytes that never ends). Every request is
+ * kept for assertions.
  */
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -19,6 +20,8 @@ export type Turn =
   | { readonly status: number; readonly retryAfter?: string; readonly body?: string }
   | { readonly stall: true }
   | { readonly raw: string }
+  /** `flood` bytes of an answer (JSON or events) written as the client reads them, then never ended; `announce` sends them as the content-length. */
+  | { readonly flood: number; readonly announce?: boolean }
 
 /** A tool result the client sent back, its content parsed when JSON. */
 export interface SentResult {
@@ -55,6 +58,8 @@ export interface Received {
 export interface ModelServer {
   readonly url: string
   readonly requests: Array<Received>
+  /** Resolves when the client hangs up on the first flood, with the bytes written by then. */
+  readonly floodClosed: Promise<{ readonly written: number }>
   readonly close: () => Promise<void>
 }
 
@@ -205,6 +210,8 @@ const anthropicReply = (res: http.ServerResponse, turn: Extract<Turn, { calls: a
 export const startModelServer = (kind: "openai" | "anthropic", script: Script): Promise<ModelServer> => {
   const requests: Array<Received> = []
   const sockets = new Set<import("node:net").Socket>()
+  let floodClosed: (r: { readonly written: number }) => void = () => {}
+  const floodClosedPromise = new Promise<{ readonly written: number }>((resolve) => (floodClosed = resolve))
   const server = http.createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
@@ -238,6 +245,27 @@ export const startModelServer = (kind: "openai" | "anthropic", script: Script): 
         }
         return
       }
+      if ("flood" in turn) {
+        const stream = body.stream === true
+        res.writeHead(200, {
+          "content-type": stream ? "text/event-stream" : "application/json",
+          ...(turn.announce === true ? { "content-length": String(turn.flood) } : {})
+        })
+        const piece = stream
+          ? `data: ${JSON.stringify(kind === "openai" ? { choices: [{ index: 0, delta: { content: "x".repeat(4000) } }] } : { type: "ping", pad: "x".repeat(4000) })}\n\n`
+          : "x".repeat(4096)
+        let written = 0
+        if (!stream) res.write(kind === "openai" ? "{\"choices\":[{\"message\":{\"content\":\"" : "{\"content\":[{\"type\":\"text\",\"text\":\"")
+        res.on("close", () => floodClosed({ written }))
+        const pump = () => {
+          while (written < turn.flood && !res.destroyed) {
+            written += piece.length
+            if (!res.write(piece)) return void res.once("drain", pump)
+          }
+        }
+        pump()
+        return
+      }
       if ("raw" in turn) {
         res.writeHead(200, { "content-type": "text/html" }).end(turn.raw)
         return
@@ -258,6 +286,7 @@ export const startModelServer = (kind: "openai" | "anthropic", script: Script): 
       resolve({
         url: kind === "openai" ? `http://127.0.0.1:${port}/v1` : `http://127.0.0.1:${port}`,
         requests,
+        floodClosed: floodClosedPromise,
         close: () =>
           new Promise<void>((done) => {
             for (const s of sockets) s.destroy()

@@ -17,6 +17,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AutonomyError } from "./AutonomyError.ts"
+import { readRegularFile } from "./internal/regularFile.ts"
 
 /**
  * A generated pair as PEM text (PKCS#8 private, SPKI public) and the public key's id.
@@ -117,26 +118,37 @@ export const parsePrivate = (file: string, text: string): Result.Result<KeyObjec
  */
 export const parsePublic = (file: string, text: string): Result.Result<KeyObject, AutonomyError> => parse(file, text, "public")
 
+// An Ed25519 PEM key is a few hundred bytes; anything far larger is not one.
+const MAX_KEY_BYTES = 64 * 1024
+
 const readKey = (file: string, want: Kind): Effect.Effect<KeyObject, AutonomyError> =>
   Effect.suspend(() => {
     const absolute = path.resolve(file)
-    let text: string
-    try {
-      text = fs.readFileSync(absolute, "utf8")
-    } catch (cause) {
-      const missing = errnoOf(cause) === "ENOENT"
-      const remedy = remedyOf(cause)
-      return Effect.fail(invalid(
-        absolute,
-        missing
-          ? want === "private"
+    const found = readRegularFile(absolute, MAX_KEY_BYTES)
+    switch (found._tag) {
+      case "Missing":
+        return Effect.fail(invalid(
+          absolute,
+          want === "private"
             ? `the private key ${absolute} does not exist; ${KEYGEN}.`
             : `the public key ${absolute} does not exist; copy the KEYFILE.pub that \`forkjoin keygen\` wrote, or fix the path.`
-          : `the ${want} key ${absolute} cannot be read (${describeSystemError(cause)})${remedy === undefined ? "" : `; ${remedy}`}.`,
-        cause
-      ))
+        ))
+      case "NotRegular":
+        return Effect.fail(invalid(absolute, `${absolute} is ${found.kind}, not a key file, so it was not read; give the ${want} key file \`forkjoin keygen\` wrote.`))
+      case "TooLarge":
+        return Effect.fail(invalid(absolute, `${absolute} is ${found.size} bytes or more, far larger than a key; give the ${want} key file \`forkjoin keygen\` wrote.`))
+      case "Failed": {
+        const remedy = remedyOf(found.cause)
+        return Effect.fail(invalid(
+          absolute,
+          `the ${want} key ${absolute} cannot be read (${describeSystemError(found.cause)})${remedy === undefined ? "" : `; ${remedy}`}.`,
+          found.cause
+        ))
+      }
+      case "Text":
+        break
     }
-    const parsed = parse(absolute, text, want)
+    const parsed = parse(absolute, found.text, want)
     return Result.isSuccess(parsed) ? Effect.succeed(parsed.success) : Effect.fail(parsed.failure)
   })
 

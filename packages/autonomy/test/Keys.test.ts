@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
+import { execFileSync } from "node:child_process"
 import { createPublicKey, generateKeyPairSync } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -61,6 +62,26 @@ describe("Keys", () => {
       const e2 = yield* Effect.flip(Keys.readPublic(`${file}.pub`))
       assert.include(e2.message, `the public key ${file}.pub does not exist`)
     }))
+
+  // The timeout is a safety net only: a blocking open of the writerless pipe would hang.
+  it.effect("a named pipe without a writer, /dev/zero or a folder as a key is key_invalid at once, unread", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const fifo = path.join(dir, "ci.pem.pub")
+      execFileSync("mkfifo", [fifo])
+      const folder = path.join(dir, "folder.pem")
+      fs.mkdirSync(folder)
+      for (const [file, kind] of [[fifo, "a named pipe (FIFO)"], ["/dev/zero", "a character device"], [folder, "a folder"]] as const) {
+        const e = yield* Effect.flip(Keys.readPublic(file))
+        assert.strictEqual(e.code, "key_invalid")
+        assert.deepStrictEqual(e.paths, [file])
+        assert.include(e.message, `${file} is ${kind}, not a key file, so it was not read`)
+      }
+      const big = path.join(dir, "big.pem")
+      fs.writeFileSync(big, "")
+      fs.truncateSync(big, 1024 * 1024)
+      assert.include((yield* Effect.flip(Keys.readPrivate(big))).message, "far larger than a key")
+    }), { timeout: 20_000 })
 
   it("a file that is not PEM is refused", () => {
     const r = Keys.parsePrivate("/k/junk.pem", "hello\n")

@@ -6,7 +6,9 @@
  * history views and the gate's decision. Every tool decodes its untrusted arguments strictly
  * and answers with an observation: a refusal (bad arguments, the gate, a stale file) is
  * `ok: false` with a stable code, never a failure. A join that held conflicts back is a
- * refusal naming them, and `beforeFinish` refuses `finish` while any is open.
+ * refusal naming them, and `beforeFinish` refuses `finish` while any is open. Rollback and
+ * resolution are scoped to the caller's thread and the threads below it
+ * (`@forkjoin/orchestrator/Visibility`): another thread's id is refused exactly as an unknown one.
  *
  * Owns turning tool calls into orchestrator calls and observations. Does not own the join,
  * conflicts or rollback (`@forkjoin/orchestrator`) nor the history views (`@forkjoin/history`).
@@ -20,15 +22,18 @@ import type { HistoryStore } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
 import * as Views from "@forkjoin/history/Views"
+import { HistoryViews } from "@forkjoin/history/Views"
 import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
 import * as Rollback from "@forkjoin/orchestrator/Rollback"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
+import * as Visibility from "@forkjoin/orchestrator/Visibility"
 import { type Observation, ok, refused } from "@forkjoin/runtime/Action"
 import { PromptDriver } from "@forkjoin/runtime/Driver"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import { ConflictId, type MergeRunId, type ThreadId, TransactionId } from "@forkjoin/schema"
 import type * as LanguageModel from "effect/ai/LanguageModel"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as ModelDriver from "./ModelDriver.ts"
@@ -109,6 +114,12 @@ const decodeArgs = <S extends Schema.Codec<unknown>>(schema: S, name: string, pa
     ? Result.fail(refused("invalid_action", `${name}: ${r.failure.message.split("\n")[0] ?? "invalid arguments"}`, { params }))
     : Result.succeed(r.success as S["Type"])
 }
+
+const unknownTransaction = (id: string): Observation =>
+  refused("unknown_transaction", `There is no transaction '${id}' in this session's thread or below it; history_timeline lists them.`)
+
+const unknownConflict = (id: string): Observation =>
+  refused("unknown_conflict", `There is no conflict '${id}' in this session's thread or below it; run_subagents' result names the open ones.`)
 
 const failureObservation = (e: { readonly _tag: string; readonly message: string; readonly code?: unknown; readonly paths?: unknown }): Observation =>
   refused(typeof e.code === "string" ? e.code : e._tag, e.message, e.paths === undefined ? null : { paths: e.paths })
@@ -230,7 +241,11 @@ export const make = (options: HostOptions): Effect.Effect<HostTools, never, Engi
           return refused("invalid_action", "resolve_conflict: \"content\" is required with the resolution \"content\" and not allowed with the others.")
         }
         const id = Schema.decodeUnknownResult(ConflictId)(a.conflictId)
-        if (Result.isFailure(id)) return refused("unknown_conflict", `There is no conflict '${a.conflictId}'.`)
+        if (Result.isFailure(id)) return unknownConflict(a.conflictId)
+        // Another thread's conflict is refused exactly as an unknown one: existence is not told.
+        const visible = yield* Visibility.visibleConflict(options.threadId, id.success).pipe(Effect.provideService(HistoryViews, views), Effect.result)
+        if (Result.isFailure(visible)) return failureObservation(visible.failure)
+        if (Option.isNone(visible.success)) return unknownConflict(a.conflictId)
         const done = yield* Conflicts.resolve(
           id.success,
           a.resolution === "content" ? { kind: "content", bytes: new TextEncoder().encode(a.content ?? "") } : { kind: a.resolution }
@@ -253,7 +268,11 @@ export const make = (options: HostOptions): Effect.Effect<HostTools, never, Engi
         const args = decodeArgs(Tools.RollbackArgs, "rollback_transaction", params)
         if (Result.isFailure(args)) return args.failure
         const id = Schema.decodeUnknownResult(TransactionId)(args.success.transactionId)
-        if (Result.isFailure(id)) return refused("unknown_transaction", `There is no transaction '${args.success.transactionId}'.`)
+        if (Result.isFailure(id)) return unknownTransaction(args.success.transactionId)
+        // Another thread's transaction is refused exactly as an unknown one: existence is not told.
+        const visible = yield* Visibility.seesTransaction(options.threadId, id.success).pipe(Effect.provideService(HistoryViews, views), Effect.result)
+        if (Result.isFailure(visible)) return failureObservation(visible.failure)
+        if (!visible.success) return unknownTransaction(args.success.transactionId)
         const record = yield* Rollback.rollbackTransaction(id.success, { threadId: options.threadId }).pipe(Effect.result)
         if (Result.isFailure(record)) return failureObservation(record.failure)
         return ok(`Rolled back as transaction ${record.success.transactionId}.`, {

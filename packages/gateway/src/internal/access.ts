@@ -8,8 +8,9 @@ import type { HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
 import type { IngestError, ProviderAggregates } from "@forkjoin/history/ProviderAggregates"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
-import { HistoryViews, type ViewError } from "@forkjoin/history/Views"
+import type { HistoryViews, ViewError } from "@forkjoin/history/Views"
 import type { OrchestratorError } from "@forkjoin/orchestrator/OrchestratorError"
+import * as Visibility from "@forkjoin/orchestrator/Visibility"
 import type { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import { BadRequest, NotFound, Rejected, Unavailable } from "../GatewayApi.ts"
@@ -50,18 +51,9 @@ export const toApiError = (
   }
 }
 
-/**
- * Whether `caller` sees `thread` (itself or a thread registered below it). Asks the timeline
- * view for one item, so the rule is the views' own, never a second copy of it.
- */
+/** Whether `caller` sees `thread` (itself or a thread registered below it): `Visibility.sees`. */
 export const sees = (caller: string, thread: string): Effect.Effect<boolean, Unavailable, HistoryViews> =>
-  caller === thread
-    ? Effect.succeed(true)
-    : HistoryViews.use((v) => v.timeline({ caller, thread, limit: 1, maxBytes: 1024 })).pipe(
-      Effect.as(true),
-      Effect.catchTag("ViewError", () => Effect.succeed(false)),
-      Effect.mapError((e) => new Unavailable({ message: e.message }))
-    )
+  Visibility.sees(caller, thread).pipe(Effect.mapError((e) => new Unavailable({ message: e.message })))
 
 /** Fails with `NotFound` unless `caller` sees `thread`. */
 export const requireSees = (caller: string, thread: string, what: string): Effect.Effect<void, NotFound | Unavailable, HistoryViews> =>

@@ -4,12 +4,12 @@
  * `toApiError`. Authentication is the `Authorization` middleware's (`Gateway.ts`).
  */
 import { Engine, Grants as EngineGrants } from "@forkjoin/engine/Engine"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { ProviderAggregates } from "@forkjoin/history/ProviderAggregates"
 import { HistoryViews } from "@forkjoin/history/Views"
 import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
 import * as Rollback from "@forkjoin/orchestrator/Rollback"
+import * as Visibility from "@forkjoin/orchestrator/Visibility"
 import type { ConflictRecord } from "@forkjoin/schema/Conflict"
 import type { ApplyRequest } from "@forkjoin/schema/Gateway"
 import { InvocationId, type ThreadId } from "@forkjoin/schema/Ids"
@@ -24,7 +24,7 @@ import { checkPath, type Grants } from "../ViewGrants.ts"
 import { requireSees, sees, toApiError } from "./access.ts"
 import { eventStream } from "./routes.ts"
 
-const childThreadOf = (c: ConflictRecord): string => `${c.runId}/${c.childId}`
+const childThreadOf = Visibility.conflictThread
 
 const num = (s: number | undefined) => (s === undefined ? {} : { limit: s })
 
@@ -167,11 +167,7 @@ export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number
       .handle("rollback", ({ params }) =>
         Effect.gen(function*() {
           const caller = (yield* Caller).thread
-          const engine = yield* Engine
-          const history = yield* HistoryStore
-          const records = yield* history.recordsByTransaction(engine.environmentId, params.transactionId).pipe(Effect.mapError(toApiError))
-          const visible = yield* Effect.forEach(records, (r) => sees(caller, r.threadId))
-          if (records.length === 0 || visible.some((v) => !v)) {
+          if (!(yield* Visibility.seesTransaction(caller, params.transactionId).pipe(Effect.mapError(toApiError)))) {
             return yield* new NotFound({ message: `transaction ${params.transactionId} not found` })
           }
           return yield* Rollback.rollbackTransaction(params.transactionId, { threadId: caller }).pipe(Effect.mapError(toApiError))

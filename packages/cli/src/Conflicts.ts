@@ -1,6 +1,6 @@
 /**
  * `forkjoin conflicts` and `forkjoin resolve`: the conflicts the join held back, and closing
- * one with the child's version, the live file, or supplied content; both say on stderr (and in
+ * one with the child's side (of the conflicting lines, for text), the live file, or supplied content; both say on stderr (and in
  * `--json`'s `repairs`) what the startup repair of their engine did. The flags are in
  * `ConflictsCommand.ts` and `ResolveCommand.ts`.
  *

@@ -20,7 +20,7 @@ export const resolve = Command.make(
   "resolve",
   {
     conflictId: Argument.String("CONFLICT_ID").pipe(Argument.withDescription("The conflict, as 'forkjoin conflicts' lists it (<run-id>/<task-id>:<path>)")),
-    apply: Flag.Boolean("apply").pipe(Flag.withDescription("Write the child's version (only if the file is still what the join saw)"), Flag.withDefault(false)),
+    apply: Flag.Boolean("apply").pipe(Flag.withDescription("Take the child's side of the conflicting lines onto the file as it is now (a binary, deleted, added or moved file: the child's whole version, only if the file is still what the join saw)"), Flag.withDefault(false)),
     discard: Flag.Boolean("discard").pipe(Flag.withDescription("Keep the live file; drop the child's change to this path"), Flag.withDefault(false)),
     content: Flag.String("content").pipe(Flag.withMetavar("FILE"), Flag.withDescription("Write FILE's bytes as the merged result"), Flag.optional),
     workspace: workspaceFlag(),
@@ -47,8 +47,8 @@ export const resolve = Command.make(
   )
 ).pipe(
   Command.withDescription(
-    "Close one conflict through the engine (transaction conflict_resolution:<conflict-id>): --apply writes the " +
-      "child's version, --discard keeps the live file, --content FILE writes your merged text. When a child's last " +
+    "Close one conflict through the engine (transaction conflict_resolution:<conflict-id>): --apply takes the " +
+      "child's side of the conflicting lines (other changes to the file stay), --discard keeps the live file, --content FILE writes your merged text. When a child's last " +
       "conflict closes, the rest of its changes are applied (or, if every conflict was discarded, the child is " +
       "dropped). Exit 0 resolved, 1 refused, 2 usage error."
   ),

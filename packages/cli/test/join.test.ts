@@ -181,8 +181,8 @@ describe("conflicts (item 3)", () => {
     const status1 = cliJson(["status", "--workspace", c.ws])
     expect(status1.json.openConflicts).toEqual([{ conflictId, runId: out.runId, childId: "second", path: "m/f.txt" }])
 
-    // --apply re-verifies: after the file changed, the resolution is stale and writes nothing.
-    fs.appendFileSync(path.join(c.ws, "m/f.txt"), "edited by hand\n")
+    // --apply re-verifies: after the conflicting lines changed, the resolution is stale and writes nothing.
+    fs.writeFileSync(path.join(c.ws, "m/f.txt"), firstVersion.replace("F1-first", "F1-by-hand"))
     const drifted = workspaceTree(c.ws)
     const stale = cliJson(["resolve", conflictId, "--apply", "--workspace", c.ws])
     expect(stale.status).toBe(1)

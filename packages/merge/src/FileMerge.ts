@@ -9,7 +9,7 @@
  */
 import { sameBytes } from "@forkjoin/patch/Bytes"
 import type { ConflictHunk, ConflictReason } from "@forkjoin/schema/Conflict"
-import { mergeText } from "./TextMerge.ts"
+import { mergeText, takeTheirs } from "./TextMerge.ts"
 
 /**
  * One side of a file merge: its bytes, or `undefined` when there is no file.
@@ -94,4 +94,46 @@ export const mergeFile = (sides: { readonly base: Side; readonly ours: Side; rea
     case "Binary":
       return conflict("binary", [], explain.binary)
   }
+}
+
+/**
+ * Resolving a text conflict with the child's side, onto the file as it is now:
+ * - `Applied`: `bytes` is `ours` with the child's side of each conflicting region and every
+ *   region only the child changed; regions only `ours` changed stay as they are;
+ * - `Stale`: the live file no longer allows that: it is gone or binary, or a region now
+ *   conflicts that is not one of the `held` hunks (it changed inside a conflict since).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type TheirsApplied =
+  | { readonly _tag: "Applied"; readonly bytes: Uint8Array }
+  | { readonly _tag: "Stale"; readonly why: string }
+
+const sameLines = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => a.length === b.length && a.every((x, i) => x === b[i])
+
+const sameHunk = (a: ConflictHunk, b: ConflictHunk): boolean =>
+  a.baseStart === b.baseStart && sameLines(a.base, b.base) && sameLines(a.ours, b.ours) && sameLines(a.theirs, b.theirs)
+
+/**
+ * Takes theirs in the conflicting hunks only (base = the child's preimage, ours = the live
+ * file, theirs = the child's postimage): what `apply` means for a conflict with hunks. Every
+ * region that conflicts now must be one of `held` (the hunks the conflict was recorded with),
+ * so the user's choice covers exactly what they saw. Pure.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const applyTheirsHunks = (
+  sides: { readonly base: Side; readonly ours: Side; readonly theirs: Side },
+  held: ReadonlyArray<ConflictHunk>
+): TheirsApplied => {
+  const { base, ours, theirs } = sides
+  if (ours === undefined) return { _tag: "Stale", why: "the file was deleted since" }
+  if (base === undefined || theirs === undefined) return { _tag: "Stale", why: "the conflict has no text on both sides to merge" }
+  const r = takeTheirs(base, ours, theirs)
+  if (r._tag === "Binary") return { _tag: "Stale", why: "the file is no longer text" }
+  const unseen = r.taken.find((h) => !held.some((k) => sameHunk(h, k)))
+  if (unseen !== undefined) return { _tag: "Stale", why: `the live file changed inside a conflicting region (near line ${unseen.baseStart}) since the conflict was recorded` }
+  return { _tag: "Applied", bytes: r.bytes }
 }

@@ -10,7 +10,7 @@
  */
 import type { ConflictHunk } from "@forkjoin/schema/Conflict"
 import { anchored, nodeDiff3 } from "./internal/diff3.ts"
-import { mergeTextWith } from "./internal/textMerge.ts"
+import { mergeTextWith, takeTheirsWith } from "./internal/textMerge.ts"
 
 /**
  * What merging three texts gives:
@@ -37,5 +37,29 @@ export type TextMerge =
  * @since 0.1.0
  */
 export const mergeText: (base: Uint8Array, ours: Uint8Array, theirs: Uint8Array) => TextMerge = mergeTextWith(
+  anchored(nodeDiff3)
+)
+
+/**
+ * What taking theirs in every conflict gives: `Merged` with the result bytes and the
+ * conflicting regions that were settled by theirs (`taken`, as `ConflictHunk`s: none when
+ * the sides did not overlap), or `Binary` when some side is not text.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type TheirsTaken =
+  | { readonly _tag: "Merged"; readonly bytes: Uint8Array; readonly taken: ReadonlyArray<ConflictHunk> }
+  | { readonly _tag: "Binary" }
+
+/**
+ * The three-way merge of `mergeText` where every region both sides changed differently takes
+ * theirs: what resolving a text conflict with the child's side does. Regions only ours changed
+ * keep ours, regions only theirs changed take theirs, byte for byte.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const takeTheirs: (base: Uint8Array, ours: Uint8Array, theirs: Uint8Array) => TheirsTaken = takeTheirsWith(
   anchored(nodeDiff3)
 )

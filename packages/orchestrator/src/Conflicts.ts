@@ -1,6 +1,8 @@
 /**
  * Conflicts as values, after the join (SPEC §6.7): listing them, and `resolve_conflict` with
- * `apply` (the child's version, after re-checking the live file is still what the join saw),
+ * `apply` (a text conflict: the child's side of its conflicting hunks, merged onto the live
+ * file; any other: the child's whole version, after re-checking the live file is still what
+ * the join saw; see adrs/20261201-resolve-apply-hunks.md),
  * `discard` (keep the live file) or `content` (bytes the parent supplies). Every write goes
  * through the engine as `conflict_resolution:<conflict-id>`. When a child's last conflict
  * closes, the rest of its changeset is applied as its own transaction (`resolved`), unless
@@ -13,6 +15,7 @@ import { Engine, Grants } from "@forkjoin/engine/Engine"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { planOfFiles } from "@forkjoin/merge/ChildPlan"
+import { applyTheirsHunks } from "@forkjoin/merge/FileMerge"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import type { PlannedFile } from "@forkjoin/patch"
 import {
@@ -86,7 +89,6 @@ export const finish = (runId: MergeRunId) =>
  */
 export const resolve = Effect.fn("Conflicts.resolve")(function*(conflictId: ConflictId, resolution: Resolution) {
   const engine = yield* Engine
-  const history = yield* HistoryStore
   const store = yield* MergeStore
   const found = yield* store.getConflict(conflictId).pipe(Effect.mapError(storeFailure("Reading the conflict")))
   if (Option.isNone(found)) {
@@ -104,23 +106,29 @@ export const resolve = Effect.fn("Conflicts.resolve")(function*(conflictId: Conf
   if (resolution.kind !== "discard") {
     const live = (yield* engine.read([conflict.path])).get(conflict.path)
     const liveBytes = live?._tag === "File" ? live.bytes : undefined
-    const liveHash = liveBytes === undefined ? undefined : sha256(liveBytes)
-    if (live?._tag === "Directory" || live?._tag === "Other" || liveHash !== conflict.ours?.hash) {
-      return yield* new OrchestratorError({
+    const stale = (why: string) =>
+      new OrchestratorError({
         code: "conflict_stale",
         paths: [conflict.path],
-        message: `${conflict.path} changed since the join held this conflict back; nothing was written. ` +
+        message: `${conflict.path} changed since the join held this conflict back (${why}); nothing was written. ` +
           "Resolve with --content FILE built from the current file, or --discard."
       })
-    }
     let after: Uint8Array | undefined
-    if (resolution.kind === "content") after = resolution.bytes
-    else if (conflict.theirs !== undefined) {
-      const bytes = yield* history.getBlob(conflict.theirs.hash).pipe(Effect.mapError(storeFailure("Reading the child's version")))
-      if (Option.isNone(bytes)) {
-        return yield* new OrchestratorError({ code: "store_unavailable", paths: [conflict.path], message: `The child's version of ${conflict.path} is missing from history; resolve with --content FILE or --discard.` })
+    if (resolution.kind === "apply" && conflict.hunks.length > 0 && conflict.reason === "overlapping_edits") {
+      // Text conflicts: the child's side of the conflicting hunks only, onto the live file as
+      // it is now, so what siblings (or a person) changed elsewhere in it stays.
+      if (live?._tag !== "File") return yield* stale("it is no longer a regular file")
+      const sides = yield* blobsOf(conflict.path, [conflict.base, conflict.theirs])
+      const merged = applyTheirsHunks({ base: sides[0], ours: live.bytes, theirs: sides[1] }, conflict.hunks)
+      if (merged._tag === "Stale") return yield* stale(merged.why)
+      after = merged.bytes
+    } else {
+      const liveHash = liveBytes === undefined ? undefined : sha256(liveBytes)
+      if (live?._tag === "Directory" || live?._tag === "Other" || liveHash !== conflict.ours?.hash) {
+        return yield* stale("it is not the file the conflict was recorded against")
       }
-      after = bytes.value
+      if (resolution.kind === "content") after = resolution.bytes
+      else after = (yield* blobsOf(conflict.path, [conflict.theirs]))[0]
     }
     const file: PlannedFile = { kind: liveBytes === undefined ? "add" : after === undefined ? "delete" : "update", path: conflict.path, before: liveBytes, after }
     if (!(liveBytes === undefined && after === undefined)) {
@@ -142,6 +150,29 @@ export const resolve = Effect.fn("Conflicts.resolve")(function*(conflictId: Conf
   const outcome = yield* settleChild(conflict)
   return { record, outcome }
 })
+
+/** The bytes of each snapshot from history (`undefined` for an absent side); a missing blob is `store_unavailable`. */
+const blobsOf = (path: string, snapshots: ReadonlyArray<ConflictRecord["theirs"]>) =>
+  Effect.gen(function*() {
+    const history = yield* HistoryStore
+    const out: Array<Uint8Array | undefined> = []
+    for (const snapshot of snapshots) {
+      if (snapshot === undefined) {
+        out.push(undefined)
+        continue
+      }
+      const bytes = yield* history.getBlob(snapshot.hash).pipe(Effect.mapError(storeFailure("Reading the conflict's sides")))
+      if (Option.isNone(bytes)) {
+        return yield* new OrchestratorError({
+          code: "store_unavailable",
+          paths: [path],
+          message: `A recorded side of ${path} is missing from history; resolve with --content FILE or --discard.`
+        })
+      }
+      out.push(bytes.value)
+    }
+    return out
+  })
 
 /** After a resolution: when the child has no open conflict left, apply or drop the rest of it. */
 const settleChild = (conflict: ConflictRecord) =>

@@ -58,7 +58,8 @@ export const ConflictReason = Schema.Literals([
 export type ConflictReason = typeof ConflictReason.Type
 
 /**
- * How a conflict was closed: `apply` (the child's version, re-verified), `discard` (keep the
+ * How a conflict was closed: `apply` (the child's side of the conflicting hunks onto the live
+ * file, or its whole version for a conflict without hunks; re-verified), `discard` (keep the
  * live file), `content` (text the parent supplied). `transactionId` is the engine
  * transaction that wrote it (none for `discard`).
  *

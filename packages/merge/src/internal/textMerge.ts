@@ -5,7 +5,7 @@
  */
 import { sameBytes } from "@forkjoin/patch/Bytes"
 import type { ConflictHunk } from "@forkjoin/schema/Conflict"
-import type { TextMerge } from "../TextMerge.ts"
+import type { TextMerge, TheirsTaken } from "../TextMerge.ts"
 import type { Block, Diff3 } from "./diff3.ts"
 import { dominantEnding, endingOf, textSide } from "./lines.ts"
 
@@ -39,6 +39,30 @@ const render = (blocks: ReadonlyArray<Block>, bom: boolean, eol: string): string
     }
   }
   return parts.join("")
+}
+
+/**
+ * `base → theirs` onto `ours` where every conflicting region takes theirs (see
+ * `TextMerge.takeTheirs`): the same blocks as the merge, the conflicts returned as hunks.
+ */
+export const takeTheirsWith = (diff3: Diff3) => (base: Uint8Array, ours: Uint8Array, theirs: Uint8Array): TheirsTaken => {
+  if (sameBytes(ours, base) || sameBytes(ours, theirs)) return { _tag: "Merged", bytes: theirs, taken: [] }
+  if (sameBytes(theirs, base)) return { _tag: "Merged", bytes: ours, taken: [] }
+  const b = textSide(base)
+  const o = textSide(ours)
+  const t = textSide(theirs)
+  if (b === undefined || o === undefined || t === undefined) return { _tag: "Binary" }
+  const bom = o.bom === b.bom ? t.bom : o.bom
+  const taken: Array<ConflictHunk> = []
+  const merged: Array<string> = bom ? [BOM] : []
+  for (const block of diff3(b.lines, o.lines, t.lines)) {
+    if (block._tag === "Ok") for (const line of block.lines) merged.push(line)
+    else {
+      taken.push({ baseStart: block.baseIndex + 1, base: block.base, ours: block.ours, theirs: block.theirs })
+      for (const line of block.theirs) merged.push(line)
+    }
+  }
+  return { _tag: "Merged", bytes: encoder.encode(merged.join("")), taken }
 }
 
 /** The text merge with `diff3` as the line merge (see `TextMerge.mergeText`). */

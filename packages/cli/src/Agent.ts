@@ -3,7 +3,9 @@
  * its limits come from `forkjoin.config.json` `models` and the `OPENAI_*` / `ANTHROPIC_*`
  * variables, `--provider` and `--model` override them; every problem with them is reported
  * before any request or child. Mutating children pass the autonomy gate exactly as
- * `forkjoin run`'s do. The flags are in `AgentCommand.ts`.
+ * `forkjoin run`'s do: a refusal fails the command (exit 1, the reason on stderr) even when the
+ * parent finishes, and a gate skipped at `bold` is a warning on stderr. The flags are in
+ * `AgentCommand.ts`.
  *
  * @since 0.1.0
  */
@@ -89,16 +91,33 @@ export const agent = Effect.fn("Agent.agent")(function*(request: AgentRequest) {
 })
 
 /**
- * Exit 0 when the parent finished cleanly, else 1.
+ * Exit 0 when the parent finished cleanly and the gate refused none of its children, else 1.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const exitCodeOf = (result: AgentResult): 0 | 1 => (result.outcome.finish.ok ? 0 : 1)
+export const exitCodeOf = (result: AgentResult): 0 | 1 => (result.outcome.finish.ok && result.outcome.gateRefusals.length === 0 ? 0 : 1)
 
 /**
- * The `--json` line: `{ ok, runId, agentId, transcripts, mergeExecution, finish, runs, usage }`;
- * `runId` and `mergeExecution` are the last join's (null when the parent forked no children).
+ * What goes to stderr whatever the output mode (a terminal or not, `--json` or not): each
+ * warning of the gate's decisions once (a `bold` skip), then each refusal of mutating children.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderStderr = (result: AgentResult, palette: Colour.Palette = Colour.forStderr()): string => {
+  const o = result.outcome
+  const warnings = [...new Set(o.runs.flatMap((r) => r.run.gate?.warnings ?? []))]
+  return [
+    ...warnings.map((w) => `${palette.yellow("warning")}: ${w}\n`),
+    ...o.gateRefusals.map((r) => `${palette.red(`error[${r.code}]`)}: run_subagents was refused: ${r.message}\n`)
+  ].join("")
+}
+
+/**
+ * The `--json` line: `{ ok, runId, agentId, transcripts, mergeExecution, finish, runs,
+ * gateRefusals, usage, steps }`; `ok` is the exit status, `runId` and `mergeExecution` are the
+ * last join's (null when the parent forked no children).
  *
  * @category combinators
  * @since 0.1.0
@@ -107,7 +126,7 @@ export const renderJson = (result: AgentResult): string => {
   const o = result.outcome
   const last = o.runs[o.runs.length - 1]
   return JSON.stringify({
-    ok: o.finish.ok,
+    ok: exitCodeOf(result) === 0,
     runId: last?.runId ?? null,
     agentId: o.agentId,
     transcripts: o.transcripts,
@@ -119,6 +138,7 @@ export const renderJson = (result: AgentResult): string => {
       outcomes: r.run.outcomes,
       conflicts: r.conflicts.map((c) => ({ conflictId: c.conflictId, childId: c.childId, path: c.path, status: c.status }))
     })),
+    gateRefusals: o.gateRefusals,
     usage: o.usage,
     steps: o.steps,
     ...repairsField(result.repairs)
@@ -137,6 +157,13 @@ export const renderText = (result: AgentResult, palette: Colour.Palette = Colour
     `${o.usage.inputTokens + o.usage.outputTokens} tokens`]
   for (const r of o.runs) lines.push(Run.renderText({ _tag: "Joined", outcome: r }, palette).trimEnd())
   lines.push(`transcripts: ${o.transcripts[0] ?? "(none)"}${o.transcripts.length > 1 ? ` and ${o.transcripts.length - 1} child transcript(s)` : ""}`)
-  lines.push(o.finish.ok ? palette.green("parent finished") : `${palette.red("parent did not finish")} (${o.finish.code}): ${o.finish.message}`)
+  const refused = o.gateRefusals.length
+  lines.push(
+    !o.finish.ok
+      ? `${palette.red("parent did not finish")} (${o.finish.code}): ${o.finish.message}`
+      : refused === 0
+      ? palette.green("parent finished")
+      : `${palette.red("parent finished, but its mutating children were refused")} (${refused} run_subagents call(s); the reason is on stderr)`
+  )
   return lines.join("\n") + "\n"
 }

@@ -1,7 +1,7 @@
 /**
  * The `forkjoin agent` command: its argument, flags and help text, wired to the program in
- * `Agent.ts` (loaded on demand). Exit 0 the parent finished cleanly, 1 it did not, 2 usage or
- * configuration error.
+ * `Agent.ts` (loaded on demand). Exit 0 the parent finished cleanly, 1 it did not or the gate
+ * refused its mutating children, 2 usage or configuration error.
  *
  * @since 0.1.0
  */
@@ -51,7 +51,7 @@ export const agent = Command.make(
       Flag.optional
     ),
     json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\",\"runId\",\"agentId\",\"transcripts\",\"mergeExecution\",\"finish\",\"runs\",\"usage\",\"steps\"}"),
+      Flag.withDescription("Print one JSON line: {\"ok\",\"runId\",\"agentId\",\"transcripts\",\"mergeExecution\",\"finish\",\"runs\",\"gateRefusals\",\"usage\",\"steps\"}"),
       Flag.withDefault(false)
     )
   },
@@ -74,6 +74,7 @@ export const agent = Command.make(
           writeStderr("forkjoin agent was interrupted: running children write nothing. If a join had started, 'forkjoin status' lists it.\n")
         )
       )
+      yield* writeStderr(Agent.renderStderr(result))
       yield* writeStdout(input.json ? Agent.renderJson(result) : Agent.renderText(result))
       const code = Agent.exitCodeOf(result)
       if (code !== 0) return yield* new CommandExit({ exitCode: code })
@@ -86,10 +87,10 @@ export const agent = Command.make(
       "forks children with run_subagents (tasks with a prompt, a mode and a write scope); children are model sessions " +
       "confined to their scopes, joined as 'forkjoin run' joins them, and any held conflict comes back to the parent, " +
       "which must resolve it before finish. Mutating children start only when the autonomy level allows them " +
-      "('forkjoin config explain'). The model: forkjoin.config.json \"models\", or OPENAI_BASE_URL/OPENAI_API_KEY " +
+      "('forkjoin config explain'): a refusal is printed on stderr and exits 1; at bold the skipped gate is a warning. The model: forkjoin.config.json \"models\", or OPENAI_BASE_URL/OPENAI_API_KEY " +
       "(--provider anthropic: ANTHROPIC_BASE_URL/ANTHROPIC_API_KEY) with --model; a loopback base URL needs no key. " +
-      "Transcripts go to <workspace>/.forkjoin/runs/. Exit 0 the parent finished cleanly, 1 it did not (step limit, " +
-      "token budget, open conflicts, provider failure), 2 usage or configuration error."
+      "Transcripts go to <workspace>/.forkjoin/runs/, API keys redacted. Exit 0 the parent finished cleanly, 1 it did not (step limit, " +
+      "token budget, open conflicts, provider failure) or mutating children were refused, 2 usage or configuration error."
   ),
   Command.withShortDescription("Run a model-driven parent session that forks and joins model-driven children")
 )

@@ -2,9 +2,12 @@
  * `forkjoin agent` end to end: the built CLI against a loopback model server speaking each
  * provider's wire format, configured the way users do (the `OPENAI_*` / `ANTHROPIC_*`
  * variables with `--model`, or `forkjoin.config.json` `models`). A parent forks children that
- * are joined; the autonomy gate refuses mutating children below `safe`; a runaway parent
- * exits 1; bad settings exit 2 naming what to fix; `config explain` shows the models with the
- * key as set/unset only.
+ * are joined (at `bold`, with the skipped gate as a warning on stderr); the autonomy gate
+ * refuses mutating children below `safe`, which fails the command with the reason on stderr
+ * even without a terminal; a runaway parent exits 1; bad settings exit 2 naming what to fix;
+ * `config explain` shows the models with the key as set/unset only. A provider that echoes the
+ * configured keys (in answers, tool calls, 401 and 500 bodies) leaks them into no output and no
+ * file: not stdout (`--json` or text), stderr, transcripts, the workspace or the history database.
  */
 import { Transcript } from "@forkjoin/schema/Transcript"
 import * as Schema from "effect/Schema"
@@ -14,6 +17,9 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Conversation, startModelServer, type Turn } from "../../drivers/test/support/modelServer.ts"
 import { BIN, buildCli, makeSandbox, removeSandboxes, ROOT, writeTree } from "./helpers.ts"
+
+/** The warning `forkjoin run` prints too when the gate is skipped at `bold`. */
+const BOLD_WARNING = /^warning: Autonomy level bold \(env FORKJOIN_AUTONOMY\): mutating children run without checking probe evidence; the gate was skipped\.\n$/
 
 beforeAll(() => buildCli())
 afterAll(removeSandboxes)
@@ -61,7 +67,7 @@ describe("forkjoin agent", () => {
     const server = await startModelServer("openai", forkTwo)
     try {
       const r = await runCliAsync(["agent", "write the docs and the code", "--workspace", ws, "--model", "test-model", "--json"], { OPENAI_BASE_URL: server.url })
-      expect(r.stderr).toBe("")
+      expect(r.stderr).toMatch(BOLD_WARNING)
       expect(r.status).toBe(0)
       const out = JSON.parse(r.stdout)
       expect(out.ok).toBe(true)
@@ -103,23 +109,33 @@ describe("forkjoin agent", () => {
     }
   })
 
-  it("at supervised, run_subagents with a mutating child is refused before any child starts; the parent reads the refusal", async () => {
+  it("at the default level (supervised), a mutating child is refused before any child starts: the parent reads the refusal, the command exits 1 with the reason on stderr", async () => {
     const { ws } = makeSandbox()
-    let refusal: unknown
+    const refusals: Array<unknown> = []
     const script = (c: Conversation): Turn => {
       if (!isParent(c.system)) return { text: "no child should run" }
       if (c.turn === 0) return forkTwo(c)
-      refusal = c.results[0]?.content
+      refusals.push(c.results[0]?.content)
       return { calls: [{ name: "finish", args: {} }] }
     }
     const server = await startModelServer("openai", script)
     try {
-      const r = await runCliAsync(["agent", "try", "--workspace", ws, "--model", "m", "--json"], { OPENAI_BASE_URL: server.url, FORKJOIN_AUTONOMY: "supervised" })
-      expect(r.status).toBe(0)
-      expect(refusal).toMatchObject({ ok: false, code: "mutating_subagents_not_granted" })
+      // No FORKJOIN_AUTONOMY: the built-in default level. Pipes, not a terminal.
+      const env = { OPENAI_BASE_URL: server.url, FORKJOIN_AUTONOMY: "" }
+      const json = await runCliAsync(["agent", "try", "--workspace", ws, "--model", "m", "--json"], env)
+      expect(refusals[0]).toMatchObject({ ok: false, code: "mutating_subagents_not_granted" })
       expect(server.requests).toHaveLength(2)
       expect(fs.existsSync(path.join(ws, "docs"))).toBe(false)
-      expect(JSON.parse(r.stdout).runId).toBeNull()
+      expect(json.status).toBe(1)
+      expect(json.stderr).toMatch(/^error\[mutating_subagents_not_granted\]: run_subagents was refused: Mutating children \(docs, src\) were not started: .+\n$/)
+      const out = JSON.parse(json.stdout)
+      expect(out).toMatchObject({ ok: false, runId: null, finish: { ok: true } })
+      expect(out.gateRefusals).toEqual([{ code: "mutating_subagents_not_granted", message: expect.stringContaining("Mutating children (docs, src) were not started") }])
+      const text = await runCliAsync(["agent", "try", "--workspace", ws, "--model", "m"], env)
+      expect(text.status).toBe(1)
+      expect(text.stderr).toBe(json.stderr)
+      expect(text.stdout).toMatch(/parent finished, but its mutating children were refused \(1 run_subagents call\(s\); the reason is on stderr\)\n$/)
+      expect(fs.existsSync(path.join(ws, "docs"))).toBe(false)
     } finally {
       await server.close()
     }

@@ -5,9 +5,10 @@
  * children pass the autonomy gate exactly as `forkjoin run`'s do), `resolve_conflict`,
  * `rollback_transaction` and the history views. The join's outcome and any conflict it held
  * back come back as the tool's observation, and `finish` is refused while a conflict of one of
- * the session's runs is open. Transcripts go to the artifact namespaces (the parent's to
- * `.forkjoin/runs/<agent-id>/parent/`, each child's beside its trace), redacted like
- * everything else from the provider.
+ * the session's runs is open. A `run_subagents` call the autonomy gate refused is kept in the
+ * outcome (`gateRefusals`): the parent may finish, but what it asked for was not done.
+ * Transcripts go to the artifact namespaces (the parent's to `.forkjoin/runs/<agent-id>/parent/`,
+ * each child's beside its trace), redacted like everything else from the provider.
  *
  * Owns the parent's host tools and its outcome. Does not own the conversation (`ModelDriver`),
  * the join (`@forkjoin/orchestrator`) nor the command line.
@@ -18,6 +19,7 @@ import { Engine } from "@forkjoin/engine/Engine"
 import type { HistoryStore } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
+import type { OrchestratorErrorCode } from "@forkjoin/orchestrator/OrchestratorError"
 import type * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import { BlobStore } from "@forkjoin/runtime/BlobStore"
@@ -63,8 +65,21 @@ export interface AgentOptions {
 }
 
 /**
+ * A `run_subagents` call refused before any child started, because its mutating children were
+ * not admitted: the observation's stable code and message.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface GateRefusal {
+  readonly code: OrchestratorErrorCode
+  readonly message: string
+}
+
+/**
  * What the parent did: its session's ending, why its driver stopped (when not by `finish`),
- * every join it ran, the transcripts written and whether it finished cleanly.
+ * every join it ran, the `run_subagents` calls the gate refused, the transcripts written and
+ * whether it finished cleanly.
  *
  * @category models
  * @since 0.1.0
@@ -75,6 +90,7 @@ export interface AgentOutcome {
   readonly stop?: ModelDriver.DriverReport["stop"]
   readonly usage: ModelDriver.DriverReport["usage"]
   readonly runs: ReadonlyArray<OrchestratorRun.RunOutcome>
+  readonly gateRefusals: ReadonlyArray<GateRefusal>
   readonly transcripts: ReadonlyArray<string>
   readonly steps: number
   readonly finish: { readonly ok: true } | { readonly ok: false; readonly code: string; readonly message: string }
@@ -88,6 +104,29 @@ const PARENT_SYSTEM = "You are the parent agent of forkjoin, working in one shar
   "apply_patch to edit directly, and run_subagents to fork children that work concurrently on disjoint parts (each " +
   "transactional_write child needs a writeScope; its edits are joined when it finishes). The result of run_subagents is " +
   "the join: act on every held conflict with resolve_conflict before calling finish. Call finish when the task is done."
+
+// The observations of `run_subagents` that mean "mutating children not admitted".
+const GATE_REFUSALS: ReadonlySet<string> = new Set<OrchestratorErrorCode>([
+  "mutating_subagents_not_granted",
+  "promotion_gate_blocked",
+  "mutating_subagents_in_open_batch"
+])
+
+const isGateRefusal = (code: string | undefined): code is OrchestratorErrorCode => code !== undefined && GATE_REFUSALS.has(code)
+
+/**
+ * The `run_subagents` calls among `hostSteps` refused because their mutating children were
+ * not admitted (by the observation's code).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const gateRefusalsOf = (hostSteps: ReadonlyArray<{ readonly action: unknown; readonly observation: { readonly ok: boolean; readonly code?: string; readonly message: string } }>): Array<GateRefusal> =>
+  hostSteps.flatMap((s) => {
+    const code = s.observation.code
+    const called = typeof s.action === "object" && s.action !== null && "run_subagents" in s.action
+    return called && !s.observation.ok && isGateRefusal(code) ? [{ code, message: s.observation.message }] : []
+  })
 
 /**
  * Runs the parent session to its end in the engine's workspace.
@@ -159,6 +198,7 @@ export const run = (options: AgentOptions): Effect.Effect<AgentOutcome, Artifact
       ...(report.stop === undefined ? {} : { stop: report.stop }),
       usage: report.usage,
       runs,
+      gateRefusals: gateRefusalsOf(report.hostSteps),
       transcripts,
       steps: result.steps.length + report.hostSteps.length,
       finish

@@ -198,14 +198,17 @@ export class HistoryStore extends Context.Service<HistoryStore, {
    * In ONE transaction: assigns the environment's next `commitOrdinal` (max + 1, no gaps, no
    * collisions across processes) and `committedAt`, inserts the record built from the draft,
    * and closes the intent: `committed`, or with `close` its status and note (repair records a
-   * `commit_state_uncertain` outcome and closes its intent `uncertain` at once). Returns the
-   * stored record.
+   * `commit_state_uncertain` outcome and closes its intent `uncertain` at once). With
+   * `recordGaps`, each path whose preimage in the draft differs from history's last content
+   * (an edit made outside forkjoin) first gets a `gap` record, in the same transaction.
+   * Returns the stored record.
    */
   readonly commitIntent: (
     intentId: string,
     draft: RecordDraft,
     committedAtMillis: number,
-    close?: { readonly status: "uncertain"; readonly note: string }
+    close?: { readonly status: "uncertain"; readonly note: string },
+    options?: { readonly recordGaps?: boolean }
   ) => Effect.Effect<PatchHistoryRecord, StoreError>
   /** Closes an intent without a record (`aborted` or `uncertain`), with a note. */
   readonly closeIntent: (

@@ -62,6 +62,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
+import { recordGapsBeforeWrite } from "./Gaps.ts"
 import {
   HistoryReset,
   type HistoryIdentity,
@@ -634,7 +635,8 @@ export const make: Effect.Effect<typeof HistoryStore.Service, StoreError, Sqlite
     intentId: string,
     draft: RecordDraft,
     committedAtMillis: number,
-    close?: { readonly status: "uncertain"; readonly note: string }
+    close?: { readonly status: "uncertain"; readonly note: string },
+    options?: { readonly recordGaps?: boolean }
   ) {
     const operation = "HistoryStore.commitIntent"
     const prepared = yield* prepareRecord(operation, draft, committedAtMillis)
@@ -643,6 +645,8 @@ export const make: Effect.Effect<typeof HistoryStore.Service, StoreError, Sqlite
     // process crash cannot lose it (WAL frames reach the OS before COMMIT returns).
     const ordinal = yield* sql.transaction(operation, (c) => {
       requireOpenIntent(c, operation, intentId, draft)
+      // An edit made outside forkjoin since history last saw a path is recorded before this write.
+      if (options?.recordGaps === true) recordGapsBeforeWrite(c, draft, intentId, committedAtMillis)
       const next = insertRecord(c, prepared, intentId)
       c.run(SQL.closeIntentWithRecord, close?.status ?? "committed", prepared.committedAt, close?.note ?? null, intentId)
       return next

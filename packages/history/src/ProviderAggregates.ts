@@ -16,6 +16,9 @@
  * @since 0.1.0
  */
 import { sha256 } from "@forkjoin/patch/Bytes"
+import { deniedByDefault } from "@forkjoin/patch/PathPolicy"
+import { relativeUnder } from "@forkjoin/patch/RelativePath"
+import { readCheckedFile } from "@forkjoin/patch/SafeRead"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
 import { type EnvironmentId, type FileChange, PatchHistoryRecord, RecordDraft, type Snapshot } from "@forkjoin/schema"
 import * as Clock from "effect/Clock"
@@ -56,7 +59,8 @@ export type { ProviderFormat } from "./internal/providerFormats.ts"
 
 /**
  * Why an event could not be ingested or verified: `Malformed` (not the format, nothing
- * ingested), `PathRefused` (a path outside the workspace), `Conflict` (the id is taken by a
+ * ingested), `PathRefused` (a path outside the workspace), `PathDenied` (a path the workspace
+ * policy denies, `.git` or `.forkjoin` at any depth), `Conflict` (the id is taken by a
  * different event), `NotFound` / `NotAggregate` (verification of something else).
  *
  * @category errors
@@ -64,7 +68,7 @@ export type { ProviderFormat } from "./internal/providerFormats.ts"
  */
 export class IngestError extends Schema.TaggedError<IngestError>()("IngestError", {
   operation: Schema.String,
-  reason: Schema.Literals(["Malformed", "PathRefused", "Conflict", "NotFound", "NotAggregate"]),
+  reason: Schema.Literals(["Malformed", "PathRefused", "PathDenied", "Conflict", "NotFound", "NotAggregate"]),
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect())
 }) {
@@ -170,6 +174,22 @@ const mapperFor = (root: string | undefined): PathMapper => (raw) => {
   return Result.isSuccess(mapped) ? { path: mapped.success } : { refused: refusalDetail(raw, root, mapped.failure) }
 }
 
+/**
+ * How ingestion words the first path of `changes` the default policy denies, or undefined:
+ * forkjoin never records (nor later reads, to verify or to find gaps) what lies there.
+ */
+const deniedIn = (changes: ReadonlyArray<ClaimedChange>): string | undefined => {
+  for (const c of changes) {
+    for (const p of c.moveFrom === undefined ? [c.path] : [c.moveFrom, c.path]) {
+      const glob = deniedByDefault(p)
+      if (glob !== undefined) {
+        return `${p} matches the denied pattern '${glob}' of the workspace policy, which forkjoin neither reads nor records; ingest events about other paths only`
+      }
+    }
+  }
+  return undefined
+}
+
 /** What an ingestion will write: the prepared record, its blobs and the raw event. */
 interface Planned {
   readonly transactionId: string
@@ -204,6 +224,8 @@ export const make = (config: {
       if ("refused" in parsed) {
         throw new IngestError({ operation, reason: "PathRefused", detail: `${request.format}${where}: ${parsed.refused}` })
       }
+      const denied = deniedIn(parsed.changes)
+      if (denied !== undefined) throw new IngestError({ operation, reason: "PathDenied", detail: `${request.format}${where}: ${denied}` })
       // The same bytes as hashing format, NUL, text in turn: ids of stored events stay stable.
       const digest = sha256(`${request.format}\0${request.text}`).slice("sha256:".length)
       const id = request.id ?? `${request.format}-${digest.slice(0, 24)}`
@@ -321,15 +343,21 @@ export const make = (config: {
 
     // ------------------------------------------------------------------------- verify
 
+    // Through the checked read: never a link (even one swapped in), never a denied folder.
     const readDisk = (p: string): { bytes: Uint8Array; mode: number } | undefined => {
       const abs = path.join(root!, ...p.split("/"))
+      let st: fs.Stats
       try {
-        const st = fs.lstatSync(abs)
-        if (!st.isFile()) return undefined
-        return { bytes: fs.readFileSync(abs) as Uint8Array, mode: st.mode & 0o7777 }
+        st = fs.lstatSync(abs)
       } catch {
         return undefined
       }
+      if (!st.isFile()) return undefined
+      const read = readCheckedFile(abs, st, (landed) => {
+        const under = relativeUnder(root!, landed)
+        return under !== undefined && deniedByDefault(under) === undefined
+      })
+      return Result.isSuccess(read) ? { bytes: read.success, mode: st.mode & 0o7777 } : undefined
     }
 
     /** Why a claimed path has no content to compare: missing, or something other than a regular file. */
@@ -412,6 +440,9 @@ export const make = (config: {
           const why = typeof parsed === "string" ? parsed : parsed.refused
           return yield* new IngestError({ operation, reason: "Malformed", detail: `the stored event no longer parses: ${why}` })
         }
+        // An event stored before ingestion applied the policy: never read the denied file.
+        const denied = deniedIn(parsed.changes)
+        if (denied !== undefined) return yield* new IngestError({ operation, reason: "PathDenied", detail: denied })
         const blobs: Array<Uint8Array> = []
         const changes: Array<FileChange> = []
         const mismatches: Array<{ code: string; message: string; path: string }> = []

@@ -68,7 +68,8 @@ export interface DiffRequest extends PageOptions {
 /**
  * A file-history request: `path` is workspace-relative (an absolute path inside the
  * workspace root is accepted; `..` pops a segment, one that leaves the workspace is refused);
- * `detectGaps` (default true with a root) checks the disk.
+ * `detectGaps` (default true with a root) compares the disk with history and reports what
+ * differs in the first page's coverage (`unrecordedChanges`), writing nothing.
  *
  * @category models
  * @since 0.1.0
@@ -77,8 +78,6 @@ export interface FileRequest extends PageOptions {
   readonly caller: string
   readonly path: string
   readonly detectGaps?: boolean | undefined
-  /** The turn a discovered gap is attributed to (default `history-view`). */
-  readonly turn?: string | undefined
 }
 
 /**

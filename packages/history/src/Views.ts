@@ -9,12 +9,13 @@
  * descendants (`HistoryStore.registerThread`), nothing else. Paths are workspace-relative
  * (`..` pops a segment); a path outside the workspace is refused, never mapped into it. With
  * a workspace `root`, `file` first asks gap detection (`Gaps.ts`) to compare the file on disk
- * with its last recorded content (SPEC §4.5).
+ * with its last recorded content and reports a difference as an unrecorded change. Views
+ * never write: the next write or merge of the path records the gap.
  *
  * It owns the service and its layers; each view, the paging, the SQL and the pure folds live
  * in `internal/`, the requests in `ViewRequests.ts`, the error in `ViewError.ts` (all
- * re-exported here). It does not own writing records (the store, the engine, `Gaps`,
- * `ProviderAggregates`) nor rendering for humans (the CLI).
+ * re-exported here). It writes nothing (records are the store's, the engine's, `Gaps`' and
+ * `ProviderAggregates`') and does not own rendering for humans (the CLI).
  *
  * @since 0.1.0
  */
@@ -23,7 +24,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
-import { detectGap } from "./Gaps.ts"
+import { findGap, unrecordedChangeOf } from "./Gaps.ts"
 import type { StoreError } from "./HistoryStore.ts"
 import { HistoryStore } from "./HistoryStore.ts"
 import { layerNoDeps as storeLayerNoDeps, sqliteOptions } from "./HistoryStoreSqlite.ts"
@@ -141,10 +142,12 @@ export const make = (config: ViewsConfig): Effect.Effect<typeof HistoryViews.Ser
     const sql = yield* Sqlite
     const root = config.root === undefined ? undefined : fs.realpathSync(config.root)
     const ctx: ViewContext = { sql, env: config.environmentId, root }
-    const gapCheck: GapCheck = (caller, turnId, path) =>
+    // Read-only: views report what differs on disk, the next write or merge records it.
+    const gapCheck: GapCheck = (path) =>
       root === undefined
-        ? Effect.void
-        : detectGap({ environmentId: config.environmentId, root }, { caller, turnId, path }).pipe(
+        ? Effect.succeed(undefined)
+        : findGap({ environmentId: config.environmentId, root }, { path }).pipe(
+          Effect.map((gap) => (gap === undefined ? undefined : unrecordedChangeOf(gap))),
           Effect.provideService(Sqlite, sql)
         )
     return HistoryViews.of({

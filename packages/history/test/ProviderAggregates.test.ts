@@ -176,6 +176,39 @@ describe("ProviderAggregates", () => {
         assert.deepStrictEqual(yield* rowCounts(), before)
       })))
 
+  it.effect("an event claiming a denied path (.git, .forkjoin, at any depth) is refused and records nothing", () =>
+    withWorkspace((ws) =>
+      Effect.gen(function*() {
+        const pa = yield* ProviderAggregates
+        fs.mkdirSync(path.join(ws, ".git"))
+        fs.writeFileSync(path.join(ws, ".git", "config"), "[credential] token = s3cret\n")
+        const before = yield* rowCounts()
+        const diffOf = (from: string, to: string) =>
+          `diff --git a/${from} b/${to}\n--- a/${from}\n+++ b/${to}\n@@ -1 +1 @@\n-old\n+new\n`
+        const write = (file_path: string) =>
+          JSON.stringify({ tool_name: "Write", tool_input: { file_path, content: "x\n" }, tool_response: { type: "create" } })
+        const cases = [
+          { format: "codex-turn-diff" as const, text: diffOf(".git/config", ".git/config") },
+          { format: "codex-turn-diff" as const, text: diffOf("sub/.forkjoin/x", "sub/.forkjoin/x") },
+          { format: "codex-turn-diff" as const, text: diffOf("a.txt", "deep/.git/hooks/pre-commit") },
+          { format: "codex-turn-diff" as const, text: CODEX_DIFF + "\n" + diffOf(".GIT/config", ".GIT/config") },
+          { format: "claude-tool-event" as const, text: write(".git/config") },
+          { format: "claude-tool-event" as const, text: write(path.join(ws, "sub", ".forkjoin", "x")) },
+          { format: "claude-tool-event" as const, text: write("sub/../.forkjoin/identity") }
+        ]
+        for (const c of cases) {
+          const e = yield* Effect.flip(pa.ingest({ ...c, threadId: "T", turnId: "t" }))
+          assert.strictEqual(e._tag === "IngestError" ? e.reason : e._tag, "PathDenied", c.text)
+          assert.include(e.message, "denied pattern")
+        }
+        const batch = yield* Effect.flip(pa.ingestMany([
+          { format: "codex-turn-diff", text: CODEX_DIFF, threadId: "T", turnId: "t" },
+          { ...cases[0]!, threadId: "T", turnId: "t" }
+        ]))
+        assert.strictEqual(batch._tag === "IngestError" ? batch.reason : batch._tag, "PathDenied")
+        assert.deepStrictEqual(yield* rowCounts(), before)
+      })))
+
   it.effect("a path whose '..' stays inside the workspace is ingested under the path it names; one that escapes is refused", () =>
     withWorkspace(() =>
       Effect.gen(function*() {

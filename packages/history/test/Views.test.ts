@@ -2,6 +2,7 @@
  * The history views (SPEC §4.4): each view's result, pagination that stays stable while
  * other connections commit, caps, coverage, and thread scope / path refusal.
  */
+import { sha256 } from "@forkjoin/patch/Bytes"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { HistoryViews, netChanges } from "@forkjoin/history/Views"
 import { assert, describe, it } from "@effect/vitest"
@@ -299,29 +300,57 @@ describe("HistoryViews.file", () => {
       fs.rmSync(dir, { recursive: true, force: true })
     }))
 
-  it.effect("records one gap when the file on disk differs from its last recorded content", () =>
+  it.effect("reports a file changed on disk as an unrecorded change and writes nothing", () =>
     Effect.gen(function*() {
       const dir = tmp()
       const ws = path.join(dir, "ws")
       fs.mkdirSync(ws)
       yield* Effect.gen(function*() {
         const views = yield* HistoryViews
-        yield* commit(env, "A", "t", [{ add: "f.txt", after: "1\n" }])
+        const store = yield* HistoryStore
+        const a = yield* commit(env, "A", "t", [{ add: "f.txt", after: "1\n" }])
         fs.writeFileSync(path.join(ws, "f.txt"), "1\n")
-        assert.strictEqual((yield* views.file({ caller: "A", path: "f.txt" })).items.length, 1)
+        const agrees = yield* views.file({ caller: "A", path: "f.txt" })
+        assert.strictEqual(agrees.items.length, 1)
+        assert.isUndefined(agrees.coverage.unrecordedChanges)
         fs.writeFileSync(path.join(ws, "f.txt"), "edited by hand\n")
         const page = yield* views.file({ caller: "A", path: "f.txt" })
-        assert.strictEqual(page.items.length, 2)
-        const gap = page.items[1]!
-        assert.deepStrictEqual([gap.outcome, gap.provenance, gap.change.kind], ["gap", "unknown", "replace"])
-        assert.match(gap.transactionId, /^gap:/)
-        assert.strictEqual(page.coverage.gaps, 1)
-        assert.strictEqual((yield* views.file({ caller: "A", path: "f.txt" })).items.length, 2)
-        const d = yield* views.diff({ caller: "A", recordId: gap.recordId })
-        assert.include(d.items[0]!.diff, "-1\n+edited by hand\n")
+        assert.strictEqual(page.items.length, 1)
+        assert.strictEqual(page.coverage.gaps, 0)
+        assert.deepStrictEqual(page.coverage.unrecordedChanges, [
+          { path: "f.txt", recordedHash: a.changes[0]!.after!.hash, diskHash: sha256(Buffer.from("edited by hand\n")) }
+        ])
+        // Nothing recorded: asking again reports the same, and history holds one record.
+        assert.deepStrictEqual((yield* views.file({ caller: "A", path: "f.txt" })).coverage, page.coverage)
+        assert.strictEqual((yield* store.recordsAfter(env, 0, 100)).length, 1)
+        // A later page (a cursor) and --no-gap-check do not look at the disk.
+        assert.isUndefined((yield* views.file({ caller: "A", path: "f.txt", detectGaps: false })).coverage.unrecordedChanges)
         fs.rmSync(path.join(ws, "f.txt"))
         const deleted = yield* views.file({ caller: "A", path: "f.txt" })
-        assert.deepStrictEqual(deleted.items.map((i) => i.change.kind), ["add", "replace", "delete"])
+        assert.deepStrictEqual(deleted.coverage.unrecordedChanges, [
+          { path: "f.txt", recordedHash: a.changes[0]!.after!.hash, diskHash: null }
+        ])
+        assert.strictEqual((yield* store.recordsAfter(env, 0, 100)).length, 1)
+      }).pipe(Effect.provide(layerBoth(path.join(dir, "h.db"), { environmentId: env, root: ws })))
+      fs.rmSync(dir, { recursive: true, force: true })
+    }))
+
+  it.effect("never reads a denied path or a link into one to look for changes", () =>
+    Effect.gen(function*() {
+      const dir = tmp()
+      const ws = path.join(dir, "ws")
+      fs.mkdirSync(path.join(ws, ".git"), { recursive: true })
+      fs.writeFileSync(path.join(ws, ".git", "config"), "[credential] token = s3cret\n")
+      fs.symlinkSync(".git", path.join(ws, "g"))
+      yield* Effect.gen(function*() {
+        const views = yield* HistoryViews
+        // History that (wrongly) knew these paths: the disk still must not be read.
+        yield* commit(env, "A", "t", [{ add: ".git/config", after: "old\n" }, { add: "g/config", after: "old\n" }])
+        for (const p of [".git/config", "g/config"]) {
+          const page = yield* views.file({ caller: "A", path: p })
+          assert.isUndefined(page.coverage.unrecordedChanges, p)
+          assert.notInclude(JSON.stringify(page), "s3cret")
+        }
       }).pipe(Effect.provide(layerBoth(path.join(dir, "h.db"), { environmentId: env, root: ws })))
       fs.rmSync(dir, { recursive: true, force: true })
     }))

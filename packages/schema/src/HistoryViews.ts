@@ -19,9 +19,30 @@ import { UtcTimestamp } from "./UtcTimestamp.ts"
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
+ * A change on disk that history has not recorded (an edit made outside forkjoin), as a view
+ * found it: the path, the hash history last recorded and the hash on disk now (`null`: no
+ * file). A view only reports it; the next write or merge of the path records it as a gap.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const UnrecordedChange = Schema.Struct({
+  path: RelativePath,
+  recordedHash: Schema.NullOr(Sha256Hash),
+  diskHash: Schema.NullOr(Sha256Hash)
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type UnrecordedChange = typeof UnrecordedChange.Type
+
+/**
  * How certain the records behind a response are: counts of `exact` / `partial` / `uncertain`
  * records, `gaps`, `providerAggregates` and how many of those a verification record proved
- * (`verifiedAggregates`). `records` is how many records were counted.
+ * (`verifiedAggregates`). `records` is how many records were counted. `unrecordedChanges`
+ * (file view, first page) lists what differs on disk and is not recorded yet.
  *
  * @category models
  * @since 0.1.0
@@ -33,7 +54,8 @@ export const Coverage = Schema.Struct({
   uncertain: Count,
   gaps: Count,
   providerAggregates: Count,
-  verifiedAggregates: Count
+  verifiedAggregates: Count,
+  unrecordedChanges: Schema.optionalKey(Schema.Array(UnrecordedChange))
 })
 
 /**

@@ -106,6 +106,7 @@ const VIEW_CODES: Record<ViewError["reason"], string> = {
 const INGEST_CODES: Record<IngestError["reason"], string> = {
   Malformed: "malformed_event",
   PathRefused: "path_refused",
+  PathDenied: "path_denied_by_policy",
   Conflict: "event_id_conflict",
   NotFound: "not_found",
   NotAggregate: "not_an_aggregate"

@@ -155,7 +155,8 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
     // Stage 9: the record and the intent's close in one SQLite transaction.
     onProgress?.({ _tag: "Recording", files: total })
     const committedAt = yield* Clock.currentTimeMillis
-    const record = yield* store.commitIntent(intentId, draft, committedAt).pipe(
+    // An edit made outside forkjoin since history last saw a path becomes a gap record first.
+    const record = yield* store.commitIntent(intentId, draft, committedAt, undefined, { recordGaps: true }).pipe(
       Effect.catch((e: StoreError) =>
         Effect.gen(function*() {
           // Keep "rejected means untouched": put every file back, then report.

@@ -1,10 +1,11 @@
 /**
  * The `file` view: one path's history across the caller's thread and its descendants, in
  * commit order, following moves both ways. Before the first page it asks gap detection
- * (`Gaps.ts`, which owns writing the gap record) to compare the file on disk with history.
+ * (`Gaps.ts`) to compare the file on disk with history and reports a difference in the
+ * coverage (`unrecordedChanges`); it never writes (the next write or merge records the gap).
  * Items whose snapshots retention pruned say so (`pruned`); no content is read.
  */
-import type { FileHistoryItem, FilePage, PatchHistoryRecord, RelativePath } from "@forkjoin/schema"
+import type { FileHistoryItem, FilePage, PatchHistoryRecord, RelativePath, UnrecordedChange } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { StoreError } from "../HistoryStore.ts"
@@ -31,8 +32,8 @@ import { conflictsIn } from "./conflictsView.ts"
 const MAX_SEGMENTS = 256
 const TOP = Number.MAX_SAFE_INTEGER
 
-/** Checks the disk for an unexplained change of `path` and records it as a gap. */
-export type GapCheck = (caller: string, turnId: string, path: RelativePath) => Effect.Effect<void, StoreError>
+/** Compares `path` on disk with history, writing nothing: the unexplained change, if any. */
+export type GapCheck = (path: RelativePath) => Effect.Effect<UnrecordedChange | undefined, StoreError>
 
 /** How the views word a refused request path. */
 const refusalDetail = (raw: string, refusal: PathRefusal): string => {
@@ -86,9 +87,9 @@ export const fileView = (ctx: ViewContext, gapCheck: GapCheck) => (request: File
     const mapped = workspacePathOf(ctx.root, request.path)
     if (Result.isFailure(mapped)) return yield* fail(operation, "PathRefused", refusalDetail(request.path, mapped.failure))
     const relative = mapped.success
-    if (ctx.root !== undefined && request.detectGaps !== false && request.cursor === undefined) {
-      yield* gapCheck(request.caller, request.turn ?? "history-view", relative)
-    }
+    const unrecorded = ctx.root !== undefined && request.detectGaps !== false && request.cursor === undefined
+      ? yield* gapCheck(relative)
+      : undefined
     return yield* runView(ctx, operation, (c): FilePage => {
       const lim = clampLimit(request.limit)
       const maxBytes = clampBytes(request.maxBytes)
@@ -155,7 +156,10 @@ export const fileView = (ctx: ViewContext, gapCheck: GapCheck) => (request: File
       return {
         items,
         ...(conflicts.length > 0 ? { conflicts } : {}),
-        coverage: coverageOf(records, isVerifiedIn(c)),
+        coverage: {
+          ...coverageOf(records, isVerifiedIn(c)),
+          ...(unrecorded === undefined ? {} : { unrecordedChanges: [unrecorded] })
+        },
         truncated: capped || segCapped,
         nextCursor: (more || capped) && lastRecord !== undefined ? cursorAt(q, lastRecord) : null,
         caps: capsOf(request.limit, lim, maxBytes, capped)

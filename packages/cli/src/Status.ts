@@ -15,7 +15,7 @@ import type { MergeRun } from "@forkjoin/schema/MergeRun"
 import * as Effect from "effect/Effect"
 import { toHistoryCommandError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
-import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+import { historyDbOf, openWorkspace } from "./internal/workspace.ts"
 import { announceRepairs, reasonText, uncertainLine } from "./Repair.ts"
 
 /**
@@ -36,6 +36,10 @@ export interface StatusReport {
   readonly historyResets: ReadonlyArray<HistoryReset>
   /** What the startup repair of this call did. */
   readonly repairs: ReadonlyArray<RepairOutcome>
+  /** Set on the first open after the folder was moved: where it was and where it is (its history came along). */
+  readonly moved: { readonly from: string; readonly to: string } | undefined
+  /** Set on the first open of a copy whose original is still in place: the original's path. */
+  readonly copiedFrom: string | undefined
 }
 
 /**
@@ -46,7 +50,7 @@ export interface StatusReport {
  * @since 0.1.0
  */
 export const status = Effect.fn("Status.status")(function*(request: { readonly workspace: string; readonly db?: string | undefined }) {
-  const root = yield* resolveWorkspace(request.workspace)
+  const { copiedFrom, moved, root } = yield* openWorkspace(request.workspace)
   return yield* Effect.gen(function*() {
     const engine = yield* Engine
     const repairs = yield* announceRepairs(root, request.db)
@@ -57,14 +61,15 @@ export const status = Effect.fn("Status.status")(function*(request: { readonly w
     }).pipe(Effect.mapError(toHistoryCommandError("read")))
     const uncertainOutcomes = yield* engine.uncertainOutcomes
     const historyResets = yield* engine.historyResets
-    return { root, db: request.db, interruptedRuns, openConflicts, uncertainOutcomes, historyResets, repairs } satisfies StatusReport
+    return { root, db: request.db, interruptedRuns, openConflicts, uncertainOutcomes, historyResets, repairs, moved, copiedFrom } satisfies StatusReport
   }).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
 })
 
 /**
  * `{ "ok": true, "interruptedRuns": [ { runId, createdAt, pending } ], "openConflicts": [ { conflictId, path } ],
  * "uncertainOutcomes": [ { recordId, transactionId, commitOrdinal, committedAt, paths } ], "historyResets": [...],
- * "repairs": [...] }`.
+ * "repairs": [...], "moved"?: { from, to }, "copiedFrom"?: path }` (`moved` and `copiedFrom` only on the
+ * first open after the folder was moved or copied).
  *
  * @category combinators
  * @since 0.1.0
@@ -80,7 +85,9 @@ export const renderJson = (r: StatusReport): string =>
     openConflicts: r.openConflicts.map((c) => ({ conflictId: c.conflictId, runId: c.runId, childId: c.childId, path: c.path })),
     uncertainOutcomes: r.uncertainOutcomes,
     historyResets: r.historyResets,
-    repairs: r.repairs
+    repairs: r.repairs,
+    ...(r.moved === undefined ? {} : { moved: r.moved }),
+    ...(r.copiedFrom === undefined ? {} : { copiedFrom: r.copiedFrom })
   }) + "\n"
 
 /**

@@ -11,7 +11,7 @@ import { dbFlag, workspaceFlag } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
- * `forkjoin status --workspace DIR [--db FILE] [--json]`.
+ * `forkjoin status [--workspace DIR] [--db FILE] [--json]`.
  *
  * @category constructors
  * @since 0.1.0
@@ -24,7 +24,7 @@ export const status = Command.make(
     json: Flag.Boolean("json").pipe(
       Flag.withDescription(
         "Print one JSON line: {\"ok\":true,\"interruptedRuns\":[...],\"openConflicts\":[...],\"uncertainOutcomes\":[...]," +
-          "\"historyResets\":[...],\"repairs\":[...]}"
+          "\"historyResets\":[...],\"repairs\":[...]}, with \"moved\":{\"from\",\"to\"} on the first run after the workspace was moved"
       ),
       Flag.withDefault(false)
     )

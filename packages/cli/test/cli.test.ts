@@ -398,15 +398,13 @@ describe("forkjoin apply and repair: usage errors (exit 2, nothing on stdout)", 
   fs.writeFileSync(patchFile, patch("*** Add File: x.txt", "+x"))
 
   it.each([
-    ["missing --workspace", ["apply", patchFile, "--json"], /--workspace/],
     ["unknown flag", ["apply", patchFile, "--workspace", ws, "--frobnicate"], /--frobnicate/],
     ["bad --profile", ["apply", patchFile, "--workspace", ws, "--profile", "yolo"], /--profile/],
-    ["empty --thread", ["apply", patchFile, "--workspace", ws, "--thread", ""], /ThreadId must not be empty/],
-    ["--turn with a control character", ["apply", patchFile, "--workspace", ws, "--turn", "a\u0001b", "--json"], /TurnId must not contain control characters/],
-    ["--thread padded with whitespace", ["apply", patchFile, "--workspace", ws, "--thread", " t"], /ThreadId must not start or end with whitespace/],
+    ["empty --thread", ["apply", patchFile, "--workspace", ws, "--thread", ""], /request_invalid: .*"" is refused \(it is empty\)/],
+    ["--turn with a control character", ["apply", patchFile, "--workspace", ws, "--turn", "a\u0001b", "--json"], /request_invalid: .*it contains "\\u0001"/],
+    ["--thread padded with whitespace", ["apply", patchFile, "--workspace", ws, "--thread", " t"], /request_invalid: .*it contains " "/],
     ["unreadable patch file", ["apply", path.join(dir, "missing.patch"), "--workspace", ws, "--json"], /missing\.patch/],
     ["missing workspace directory", ["apply", patchFile, "--workspace", path.join(dir, "nope")], /nope/],
-    ["repair: missing --workspace", ["repair", "--json"], /--workspace/],
     ["repair: unknown flag", ["repair", "--workspace", ws, "--frobnicate"], /--frobnicate/],
     ["repair: missing workspace directory", ["repair", "--workspace", path.join(dir, "nope"), "--json"], /nope/]
   ])("%s", (_name, args, mentions) => {

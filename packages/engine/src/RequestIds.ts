@@ -51,8 +51,7 @@ export const decodeRequestIds = (raw: {
         code: "request_invalid",
         stage: 1,
         paths: [],
-        message: `The request's ids are invalid: ${error.message}. Fix that id and send the request again ` +
-          "(ids are non-empty, at most 256 characters, without control characters or surrounding whitespace).",
+        message: `The request's ids are invalid: ${error.message}. Fix that id and send the request again.`,
         cause: error
       })
     )

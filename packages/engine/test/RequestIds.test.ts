@@ -13,10 +13,11 @@ describe("decodeRequestIds", () => {
     }))
 
   it.effect.each([
-    [{ threadId: "", turnId: "u" }, /ThreadId must not be empty/],
-    [{ threadId: "t", turnId: "a\u0000" }, /TurnId must not contain control characters/],
+    [{ threadId: "", turnId: "u" }, /the id "" is refused \(it is empty\)/],
+    [{ threadId: "t", turnId: "a\u0000" }, /the id "a\\u0000" is refused \(it contains/],
+    [{ threadId: "../x", turnId: "u" }, /the id "\.\.\/x" is refused \(it has a "\.\." segment\): ids are 1-256 characters/],
     [{ threadId: "t", turnId: "u", invocationId: " i" }, /InvocationId must not start or end with whitespace/],
-    [{ threadId: "x".repeat(257), turnId: "u" }, /at most 256 characters, got/],
+    [{ threadId: "x".repeat(257), turnId: "u" }, /it has 257 characters/],
     [{ threadId: "t", turnId: "u", transactionId: "patch:1" }, /TransactionId .*"patch:1"/]
   ] as const)("refuses %j as request_invalid at stage 1, keeping the cause", ([raw, reason]) =>
     Effect.gen(function*() {

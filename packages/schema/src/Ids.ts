@@ -18,6 +18,7 @@ const MAX_ID_LENGTH = 256
 
 const hasControlCharacter = (s: string): boolean => /[\u0000-\u001f\u007f]/.test(s)
 
+// The generated ids (environments, records, conflicts, invocations) keep the looser opaque form.
 const idProblem = (s: string): string | undefined => {
   if (s.length === 0) return "must not be empty"
   if (s.length > MAX_ID_LENGTH) return `must be at most ${MAX_ID_LENGTH} characters`
@@ -35,12 +36,58 @@ const opaqueId = (name: string, description: string) =>
   )
 
 /**
+ * The id rule in words, for messages and help: what every thread, turn, task and run id must be.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ID_RULE =
+  "ids are 1-256 characters of letters, digits and _ . - : /, with no empty, \".\" or \"..\" segment between slashes"
+
+const ID_CHARACTERS = /^[A-Za-z0-9_.:/-]*$/
+
+/**
+ * What is wrong with `s` as an id (see `ID_RULE`), or undefined when it is one (pure).
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const idRuleProblem = (s: string): string | undefined => {
+  if (s.length === 0) return "it is empty"
+  if (s.length > MAX_ID_LENGTH) return `it has ${s.length} characters`
+  if (!ID_CHARACTERS.test(s)) {
+    const bad = [...s].find((c) => !ID_CHARACTERS.test(c)) ?? ""
+    return `it contains ${JSON.stringify(bad)}`
+  }
+  for (const segment of s.split("/")) {
+    if (segment === "") return "it has an empty segment"
+    if (segment === "." || segment === "..") return `it has a "${segment}" segment`
+  }
+  return undefined
+}
+
+/**
+ * The one id rule (`ID_RULE`) as a schema: threads, turns, tasks and runs are built on it, so
+ * a CLI flag, a plan, a gateway body and an MCP call all refuse the same ids the same way.
+ * The message names the offending id and the rule.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const Id = Schema.String.check(
+  Schema.makeFilter((s: string) => {
+    const problem = idRuleProblem(s)
+    return problem === undefined ? undefined : `the id ${JSON.stringify(s)} is refused (${problem}): ${ID_RULE}`
+  }, { expected: "an id" })
+)
+
+/**
  * One agent session's conversation (a child session has its own thread).
  *
  * @category models
  * @since 0.1.0
  */
-export const ThreadId = opaqueId("ThreadId", "a thread id").pipe(Schema.brand("ThreadId"))
+export const ThreadId = Id.pipe(Schema.brand("ThreadId"))
 
 /**
  * @category models
@@ -54,7 +101,7 @@ export type ThreadId = typeof ThreadId.Type
  * @category models
  * @since 0.1.0
  */
-export const TurnId = opaqueId("TurnId", "a turn id").pipe(Schema.brand("TurnId"))
+export const TurnId = Id.pipe(Schema.brand("TurnId"))
 
 /**
  * @category models
@@ -124,7 +171,7 @@ export type ConflictId = typeof ConflictId.Type
  * @category models
  * @since 0.1.0
  */
-export const MergeRunId = opaqueId("MergeRunId", "a merge run id").pipe(Schema.brand("MergeRunId"))
+export const MergeRunId = Id.pipe(Schema.brand("MergeRunId"))
 
 /**
  * @category models
@@ -138,7 +185,7 @@ export type MergeRunId = typeof MergeRunId.Type
  * @category models
  * @since 0.1.0
  */
-export const RunId = opaqueId("RunId", "a run id").pipe(Schema.brand("RunId"))
+export const RunId = Id.pipe(Schema.brand("RunId"))
 
 /**
  * @category models
@@ -147,14 +194,14 @@ export const RunId = opaqueId("RunId", "a run id").pipe(Schema.brand("RunId"))
 export type RunId = typeof RunId.Type
 
 /**
- * A `run_subagents` task id (SPEC §6.4). Stricter than other ids because it names a
- * directory (`artifacts/subagents/<task-id>/`): 1–128 characters of `[A-Za-z0-9._-]`,
- * starting with a letter, digit or `_` (so never `.` or `..`).
+ * A `run_subagents` task id (SPEC §6.4): an `Id`, narrowed because it names one directory
+ * (`artifacts/subagents/<task-id>/`) and ends a child's thread id (`<run-id>/<task-id>`, itself
+ * an `Id`): 1–128 characters of `[A-Za-z0-9._-]`, starting with a letter, digit or `_`.
  *
  * @category models
  * @since 0.1.0
  */
-export const TaskId = Schema.String.pipe(
+export const TaskId = Id.pipe(
   Schema.check(
     Schema.makeFilter(
       (s: string) =>

@@ -2,6 +2,8 @@ import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
 import {
   ConflictId,
+  ID_RULE,
+  idRuleProblem,
   EnvironmentId,
   InvocationId,
   MergeRunId,
@@ -20,8 +22,45 @@ import { accepts, decodeFailure } from "./helpers.ts"
 const UUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
 const HEX = "0123456789abcdef".repeat(4)
 
+describe("the id rule (threads, turns, runs)", () => {
+  const ids = { ThreadId, TurnId, MergeRunId, RunId }
+  for (const [name, schema] of Object.entries(ids)) {
+    it(`${name} accepts letters, digits and _ . - : / in non-empty segments`, () => {
+      for (const ok of ["parent/child-1:turn.2", "a", UUID, "run-1/task_2", "x".repeat(256), "a.b", "...", ":x:"]) {
+        expect(accepts(schema, ok)).toBe(true)
+      }
+    })
+    it(`${name} refuses ids that break the rule, naming the id and the rule`, () => {
+      const cases: ReadonlyArray<readonly [string, string]> = [
+        ["", "it is empty"],
+        ["../x", "\"..\" segment"],
+        ["a//b", "empty segment"],
+        ["a/./b", "\".\" segment"],
+        ["/a", "empty segment"],
+        ["a/", "empty segment"],
+        ["x".repeat(257), "257 characters"],
+        ["caf\u00e9", "contains \"\u00e9\""],
+        ["a b", "contains \" \""],
+        ["a\nb", "contains \"\\n\""],
+        ["a\\b", "contains \"\\\\\""]
+      ]
+      for (const [bad, problem] of cases) {
+        const message = decodeFailure(schema, bad)
+        expect(message).toContain(`the id ${JSON.stringify(bad)} is refused`)
+        expect(message).toContain(problem)
+        expect(message).toContain(ID_RULE)
+      }
+    })
+  }
+  it("the rule is one function, shared by every id schema", () => {
+    expect(idRuleProblem("parent/child-1:turn.2")).toBeUndefined()
+    expect(idRuleProblem("a/../b")).toBe("it has a \"..\" segment")
+    expect(decodeFailure(TaskId, "a/b")).toContain("TaskId must be")
+  })
+})
+
 describe("opaque ids", () => {
-  const ids = { ThreadId, TurnId, InvocationId, EnvironmentId, RecordId, ConflictId, MergeRunId, RunId }
+  const ids = { InvocationId, EnvironmentId, RecordId, ConflictId }
   for (const [name, schema] of Object.entries(ids)) {
     it(`${name} accepts ordinary ids and rejects empty, control characters and padding`, () => {
       expect(accepts(schema, "thread-1")).toBe(true)

@@ -27,6 +27,7 @@ import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Colour from "./colour.ts"
+import { isIdFlagError } from "./flags.ts"
 import { CommandExit, EXIT_REJECTED, EXIT_USAGE, writeStderr, writeStdout } from "./output.ts"
 
 // -------------------------------------------------------------------------------------
@@ -322,7 +323,8 @@ export const presenter = CliOutput.layerPresenter({
     event._tag === "InvalidInvocation"
       ? Effect.gen(function*() {
         const formatter = yield* CliOutput.Formatter
-        const lines = event.errors.map((e) => `error: ${formatter.formatCliError(e)}`)
+        // A refused id flag (--thread, --turn) is the request_invalid refusal ids get everywhere.
+        const lines = event.errors.map((e) => `error: ${isIdFlagError(e) ? "request_invalid: " : ""}${formatter.formatCliError(e)}`)
         yield* writeStderr(`${lines.join("\n")}\nRun '${event.commandPath.join(" ")} --help' for usage.\n`)
       })
       : CliOutput.defaultPresenter.present(event)

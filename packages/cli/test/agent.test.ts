@@ -180,6 +180,85 @@ describe("forkjoin agent", () => {
   })
 })
 
+describe("forkjoin agent with a provider that echoes the keys", () => {
+  // Quotes, a backslash and a slash: the JSON-escaped form differs from the raw one.
+  const KEY = "sk-proj-E2e\"Secret\\Key/0123456789"
+  const OTHER = "sk-ant-api03-OtherKey-9876543210"
+  const FORMS = [KEY, JSON.stringify(KEY).slice(1, -1), OTHER, JSON.stringify(KEY).slice(1, -1).replaceAll("/", "\\/")]
+  const echo = `Incorrect API key provided: ${KEY} (other: ${OTHER}); Authorization: Bearer ${KEY}; x-api-key: ${OTHER}`
+
+  /** Every file under `dir`, the history database and its journal files included. */
+  const filesUnder = (dir: string): Array<string> =>
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+      const p = path.join(dir, e.name)
+      return e.isDirectory() ? filesUnder(p) : e.isFile() ? [p] : []
+    })
+
+  /** Where any form of a key shows up, as `where: form` lines. */
+  const leaksIn = (where: string, bytes: Buffer | string): Array<string> =>
+    FORMS.filter((form) => Buffer.from(bytes).includes(form)).map((form) => `${where}: ${form}`)
+
+  /** The parent forks a child; both echo the keys in text and in patches; then the provider refuses with them in its body. */
+  const echoing = (refusal: Turn) => (c: Conversation): Turn => {
+    if (!isParent(c.system)) {
+      return c.turn === 0
+        ? { calls: [{ name: "apply_patch", args: { patch: `*** Begin Patch\n*** Add File: docs/key.md\n+${KEY}\n*** End Patch` } }], text: `child sees ${KEY}` }
+        : { calls: [{ name: "finish", args: {} }] }
+    }
+    if (c.turn === 0) return { calls: [{ name: "run_subagents", args: { tasks: [{ id: "docs", mode: "transactional_write", writeScope: ["docs"], prompt: "write docs" }] } }] }
+    if (c.turn === 1) return { calls: [{ name: "apply_patch", args: { patch: `*** Begin Patch\n*** Add File: out.txt\n+${KEY} ${OTHER}\n*** End Patch` } }], text: `parent sees ${echo}` }
+    return refusal
+  }
+
+  const cases = [
+    { name: "OpenAI-compatible, JSON answers, then a 401", kind: "openai" as const, stream: false, refusal: { status: 401, body: JSON.stringify({ error: { message: echo } }) } },
+    { name: "Anthropic, streamed answers, then a 500 that is not JSON", kind: "anthropic" as const, stream: true, refusal: { status: 500, body: `upstream failed: ${echo}` } }
+  ]
+  for (const c of cases) {
+    it(`${c.name}: no key in stdout (--json and text), stderr, transcripts, the workspace or the history database`, async () => {
+      const { dir, ws } = makeSandbox()
+      const server = await startModelServer(c.kind, echoing(c.refusal))
+      try {
+        writeTree(ws, {
+          "forkjoin.config.json": JSON.stringify({
+            models: { provider: c.kind, model: "m", providers: { [c.kind]: { baseUrl: server.url, stream: c.stream, maxRetries: 0 } } }
+          })
+        })
+        const env = { OPENAI_API_KEY: KEY, ANTHROPIC_API_KEY: OTHER }
+        if (c.kind === "anthropic") [env.OPENAI_API_KEY, env.ANTHROPIC_API_KEY] = [OTHER, KEY]
+        const json = await runCliAsync(["agent", "echo", "--workspace", ws, "--json"], env)
+        const text = await runCliAsync(["agent", "echo", "--workspace", ws], env)
+        // The key was sent, and echoed back, as configured.
+        expect(server.requests[0]!.headers[c.kind === "openai" ? "authorization" : "x-api-key"]).toBe(c.kind === "openai" ? `Bearer ${KEY}` : KEY)
+        const files = filesUnder(dir)
+        expect(files.some((f) => f.endsWith("history.db"))).toBe(true)
+        expect(files.filter((f) => f.endsWith("transcript.json"))).toHaveLength(4)
+        const leaks = [
+          ...leaksIn("--json stdout", json.stdout),
+          ...leaksIn("--json stderr", json.stderr),
+          ...leaksIn("text stdout", text.stdout),
+          ...leaksIn("text stderr", text.stderr),
+          ...files.flatMap((f) => leaksIn(path.relative(dir, f), fs.readFileSync(f)))
+        ]
+        expect(leaks).toEqual([])
+        const out = JSON.parse(json.stdout)
+        expect(json.status).toBe(1)
+        expect(out.finish.code).toBe("provider_failed")
+        expect(out.finish.message).toContain(`Incorrect API key provided: [redacted] (other: [redacted])`)
+        expect(out.transcripts).toHaveLength(2)
+        expect(text.status).toBe(1)
+        expect(text.stdout).toContain("Incorrect API key provided: [redacted]")
+        // What the models wrote arrived, redacted.
+        expect(fs.readFileSync(path.join(ws, "out.txt"), "utf8")).toBe("[redacted] [redacted]\n")
+        expect(fs.readFileSync(path.join(ws, "docs/key.md"), "utf8")).toBe("[redacted]\n")
+        expect(fs.readFileSync(out.transcripts[0], "utf8")).toContain("parent sees Incorrect API key provided: [redacted]")
+      } finally {
+        await server.close()
+      }
+    })
+  }
+})
+
 describe("forkjoin config explain shows the models", () => {
   it("base URLs with their sources, the model, and each key as set or unset, never its value", async () => {
     const { ws } = makeSandbox()

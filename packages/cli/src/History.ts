@@ -189,6 +189,10 @@ const footer = (
     `coverage${ofPage ? " (this page)" : ""}: ${c.records} records — ${c.exact} exact, ${c.partial} partial, ${c.uncertain} uncertain; ` +
     `${c.gaps} gaps; ${c.providerAggregates} provider aggregates (${c.verifiedAggregates} verified)`
   ]
+  for (const u of c.unrecordedChanges ?? []) {
+    const what = u.diskHash === null ? "deleted" : u.recordedHash === null ? "created" : "edited"
+    lines.push(`unrecorded: ${u.path} was ${what} outside forkjoin since its last record; the next write or merge of it records the gap`)
+  }
   if (page.caps.limitClamped) lines.push(`limit clamped to ${page.caps.limit}`)
   if (page.truncated) lines.push(`truncated: a cap was applied (max ${page.caps.maxBytes} bytes${page.caps.maxDiffLines === undefined ? "" : `, ${page.caps.maxDiffLines} diff lines`})`)
   if (page.nextCursor !== null) lines.push(`more: --cursor ${page.nextCursor}`)

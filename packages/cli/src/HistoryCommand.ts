@@ -182,7 +182,7 @@ const file = Command.make(
     ...common,
     path: Argument.String("PATH").pipe(Argument.withDescription("Workspace-relative path (paths outside the workspace are refused)")),
     noGaps: Flag.Boolean("no-gap-check").pipe(
-      Flag.withDescription("Do not compare the file on disk with its last recorded content (no gap recorded)"),
+      Flag.withDescription("Do not compare the file on disk with its last recorded content"),
       Flag.withDefault(false)
     )
   },
@@ -191,8 +191,9 @@ const file = Command.make(
   Command.withDescription(
     "List the records that changed one file, in commit order, across the caller's thread and its descendants, " +
       "following moves both ways (the same file under its earlier and later names). First the file on disk is " +
-      "compared with its last recorded content: a difference (an edit made outside forkjoin) is recorded as a gap " +
-      "and listed; --no-gap-check skips the comparison. The coverage line counts the records on this page."
+      "compared with its last recorded content: a difference (an edit made outside forkjoin) is listed as unrecorded " +
+      "(JSON: coverage.unrecordedChanges) and the next write or merge of the file records it as a gap; the view itself " +
+      "writes nothing. --no-gap-check skips the comparison. The coverage line counts the records on this page."
   ),
   Command.withShortDescription("One file's history across the thread and its descendants, moves followed"),
   Command.withExamples([

@@ -83,15 +83,64 @@ describe("forkjoin history", () => {
     expect(json(bad.stdout).error.code).toBe("invalid_cursor")
   })
 
-  it("records a gap when a file was edited outside forkjoin, once", () => {
+  it("reports a file edited outside forkjoin without writing; the next apply of it records the gap", () => {
     const { ws } = makeSandbox()
-    applyOk(ws, patch("*** Add File: f.txt", "+1"))
+    const added = applyOk(ws, patch("*** Add File: f.txt", "+1"))
     fs.writeFileSync(path.join(ws, "f.txt"), "by hand\n")
+    const db = path.join(ws, ".forkjoin", "history.db")
+    const records = () => json(history(ws, "timeline", "--limit", "1000").stdout).items.length
     const page = json(history(ws, "file", "f.txt").stdout)
-    expect(page.items.map((i: any) => [i.outcome, i.provenance])).toEqual([["applied", "native_engine"], ["gap", "unknown"]])
-    expect(page.coverage.gaps).toBe(1)
-    expect(json(history(ws, "file", "f.txt").stdout).items).toHaveLength(2)
-    expect(json(history(ws, "file", "f.txt", "--no-gap-check").stdout).items).toHaveLength(2)
+    expect(page.items.map((i: any) => [i.outcome, i.provenance])).toEqual([["applied", "native_engine"]])
+    expect(page.coverage.gaps).toBe(0)
+    expect(page.coverage.unrecordedChanges).toEqual([
+      { path: "f.txt", recordedHash: added.changes[0].after.hash, diskHash: expect.stringMatching(/^sha256:/) }
+    ])
+    expect(page.coverage.unrecordedChanges[0].diskHash).not.toBe(added.changes[0].after.hash)
+    const text = runCli(["history", "file", "f.txt", "--workspace", ws])
+    expect(text.stdout).toContain("unrecorded: f.txt was edited outside forkjoin since its last record")
+    expect(records()).toBe(1)
+    expect(json(history(ws, "file", "f.txt", "--no-gap-check").stdout).coverage.unrecordedChanges).toBeUndefined()
+    expect(fs.existsSync(db)).toBe(true)
+
+    applyOk(ws, patch("*** Update File: f.txt", "@@", "-by hand", "+third"))
+    const after = json(history(ws, "file", "f.txt").stdout)
+    expect(after.items.map((i: any) => i.outcome)).toEqual(["applied", "gap", "applied"])
+    expect(after.coverage.gaps).toBe(1)
+    expect(after.coverage.unrecordedChanges).toBeUndefined()
+  })
+
+  it("never shows a secret in .git/config: events claiming denied paths are refused, views do not read them", () => {
+    const { dir, ws } = makeSandbox()
+    const SECRET = "ghp_s3cretTokenThatMustNeverLeak"
+    fs.mkdirSync(path.join(ws, ".git"))
+    fs.writeFileSync(path.join(ws, ".git", "config"), `[credential]\n\thelper = store\n\ttoken = ${SECRET}\n`)
+    fs.symlinkSync(".git", path.join(ws, "g"))
+    applyOk(ws, patch("*** Add File: a.txt", "+a"))
+    const event = path.join(dir, "event.json")
+    const diff = path.join(dir, "turn.diff")
+    for (const claimed of [".git/config", "sub/.forkjoin/x", path.join(ws, ".git", "config")]) {
+      fs.writeFileSync(event, JSON.stringify({ tool_name: "Write", tool_input: { file_path: claimed, content: "x\n" } }))
+      const r = runCli(["history", "ingest", "--format", "claude-tool-event", event, "--workspace", ws, "--json"])
+      expect(r.status, r.stdout).toBe(1)
+      expect(json(r.stdout).error.code).toBe("path_denied_by_policy")
+    }
+    fs.writeFileSync(diff, "diff --git a/.git/config b/.git/config\n--- a/.git/config\n+++ b/.git/config\n@@ -1 +1 @@\n-[core]\n+[credential]\n")
+    const d = runCli(["history", "ingest", "--format", "codex-turn-diff", diff, "--workspace", ws, "--verify", "--json"])
+    expect(json(d.stdout).error.code).toBe("path_denied_by_policy")
+    const timeline = json(history(ws, "timeline", "--limit", "1000").stdout)
+    expect(timeline.items).toHaveLength(1)
+    const outputs = [
+      history(ws, "timeline", "--limit", "1000"),
+      history(ws, "file", ".git/config"),
+      history(ws, "file", "g/config"),
+      runCli(["history", "file", ".git/config", "--workspace", ws]),
+      runCli(["history", "file", "g/config", "--workspace", ws]),
+      history(ws, "diff", timeline.items[0].recordId),
+      history(ws, "turn", timeline.items[0].turnId)
+    ]
+    for (const o of outputs) expect(o.stdout + o.stderr).not.toContain(SECRET)
+    expect(json(history(ws, "file", ".git/config").stdout).coverage.unrecordedChanges).toBeUndefined()
+    expect(json(history(ws, "timeline", "--limit", "1000").stdout).items).toHaveLength(1)
   })
 
   it("reports a missing history and bad flags clearly", () => {

@@ -5,7 +5,8 @@
  *                               model driver against a loopback OpenAI-compatible server (its own
  *                               process) that answers instantly (JSON), minus the same session
  *                               driven by a scripted driver: the driver's cost per tool call
- *                               (prompt building, HTTP round trip, decoding). Also `cpuMsPerToolCall`
+ *                               (prompt building, HTTP round trip, decoding, redacting every
+ *                               answer with a configured key). Also `cpuMsPerToolCall`
  *                               (this process's CPU only). Target: <= 2 ms per tool call.
  *                               `driver_step_overhead_ms_200_steps`: the same for 200 calls, where
  *                               the history every request resends has grown (same target).
@@ -110,7 +111,12 @@ const stepOverhead = async (STEPS: number): Promise<Figure> => {
   fs.writeFileSync(path.join(ws, "a.txt"), "hello\n")
   const server = await instantServer(STEPS)
   try {
-    const provider = ProviderSettings.resolve({ kind: "openai", model: "bench", baseUrl: server.url }, {}, "bench")
+    // A configured key, as with a hosted provider: every answer is redacted with it.
+    const provider = ProviderSettings.resolve(
+      { kind: "openai", model: "bench", baseUrl: server.url, apiKeyEnv: "FJ_BENCH_KEY" },
+      { FJ_BENCH_KEY: "sk-bench-0123456789abcdefghijklmnop" },
+      "bench"
+    )
     if (Result.isFailure(provider)) throw new Error(provider.failure.message)
     const model = await Effect.runPromise(OpenAiCompatible.make(provider.success))
     const script = [...Array.from({ length: STEPS }, () => ({ read_file: { path: "a.txt" } })), { finish: {} }]

@@ -76,6 +76,10 @@ describe("forkjoin mcp with the official SDK client", () => {
       const timeline = observation(await client.callTool({ name: "history_timeline", arguments: {} }))
       expect(timeline.ok).toBe(true)
       expect(timeline.data.items.map((r: any) => [r.threadId, r.transactionId])).toEqual([["editor", tx]])
+      // A thread id is held to the one id rule here too.
+      const badThread: any = await client.callTool({ name: "history_timeline", arguments: { thread: "../x" } })
+      expect(badThread.isError).toBe(true)
+      expect(badThread.content[0].text).toContain("the id \"../x\" is refused (it has a \"..\" segment)")
       const file = observation(await client.callTool({ name: "history_file", arguments: { path: "notes/a.md" } }))
       expect(file.ok).toBe(true)
       const rolled = await client.callTool({ name: "rollback_transaction", arguments: { transactionId: tx } })

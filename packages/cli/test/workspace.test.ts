@@ -103,7 +103,7 @@ describe("a moved workspace keeps its history", () => {
     expect(original.stderr).toBe("")
     expect(original.json.openConflicts.map((c: { conflictId: string }) => c.conflictId)).toEqual([conflictId])
     expect(identityOf(ws)).toMatchObject({ environmentId, root: ws })
-    expect(readHistory(defaultDb(ws)).records.map((r) => r.environmentId)).toEqual([environmentId, environmentId])
+    expect(readHistory(defaultDb(ws)).records).toMatchObject([{ environmentId }, { environmentId }])
   })
 
   it("a workspace written by the previous version (identity.json without environmentId) keeps its id, also once moved", () => {

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { ActionArguments } from "@forkjoin/runtime/Action"
-import { TaskId } from "@forkjoin/schema"
+import { TaskId, ThreadId } from "@forkjoin/schema"
 import * as Tool from "effect/ai/Tool"
 import * as Schema from "effect/Schema"
 
@@ -68,13 +68,14 @@ export const ResolveConflictArgs = Schema.Struct({
 export const RollbackArgs = Schema.Struct({ transactionId: Schema.String })
 
 /**
- * `history_timeline`'s arguments: a thread (default the caller's), newest pages via `cursor`.
+ * `history_timeline`'s arguments: a thread (default the caller's; an id by the one id rule), newest
+ * pages via `cursor`.
  *
  * @category models
  * @since 0.1.0
  */
 export const TimelineArgs = Schema.Struct({
-  thread: Schema.optionalKey(Schema.String),
+  thread: Schema.optionalKey(ThreadId),
   cursor: Schema.optionalKey(Schema.String)
 })
 

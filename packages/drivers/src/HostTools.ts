@@ -36,6 +36,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import { confineChangesetFiles } from "./internal/changesetFile.ts"
 import * as ModelDriver from "./ModelDriver.ts"
 import * as Tools from "./Tools.ts"
 
@@ -72,8 +73,6 @@ export interface HostOptions {
   readonly modelUnavailable?: string | undefined
   readonly child?: Limits | undefined
   readonly admission?: OrchestratorRun.Admission | undefined
-  /** Where `changesetFile` paths are taken from (default: the workspace root). */
-  readonly planDirectory?: string | undefined
   readonly progress?: ((line: string) => Effect.Effect<void>) | undefined
   /** The environment the gate reads (default `process.env`). */
   readonly env?: Env | undefined
@@ -210,6 +209,8 @@ export const make = (options: HostOptions): Effect.Effect<HostTools, never, Engi
           ...(args.success.atomic === undefined ? {} : { atomic: args.success.atomic })
         })
         if (Result.isFailure(plan)) return refused("invalid_plan", `run_subagents: ${plan.failure.message}`, { path: plan.failure.path })
+        const confined = yield* confineChangesetFiles(plan.success.tasks)
+        if (confined !== undefined) return confined
         const prompts = plan.success.tasks.filter((t) => t.prompt !== undefined).map((t) => t.id)
         if (prompts.length > 0 && prompted === undefined) {
           return refused(
@@ -222,7 +223,8 @@ export const make = (options: HostOptions): Effect.Effect<HostTools, never, Engi
         }
         const outcome = yield* OrchestratorRun.runPlan(plan.success, {
           callerThreadId: options.threadId,
-          planDirectory: options.planDirectory ?? engine.root,
+          // `changesetFile` paths are workspace-relative and were confined above.
+          planDirectory: engine.root,
           ...(options.admission === undefined ? {} : { admission: options.admission }),
           ...(options.progress === undefined ? {} : { progress: options.progress })
         }).pipe((e) => (prompted === undefined ? e : Effect.provideService(e, PromptDriver, prompted)), Effect.result)

@@ -76,6 +76,13 @@ describe("a moved workspace keeps its history", () => {
     const later = runCli(["apply", "--workspace", moved, "--json"], { stdin: patch("*** Add File: c.txt", "+c") })
     expect(JSON.parse(later.stdout).record).toMatchObject({ environmentId, commitOrdinal: ordinal + 1 })
     expect(later.stderr).not.toMatch(MOVED)
+    // An edit made outside forkjoin after the move is found as a gap by the next write of the file.
+    fs.appendFileSync(path.join(moved, "b.txt"), "by hand\n")
+    const edited = runCli(["apply", "--workspace", moved, "--json"], { stdin: patch("*** Update File: b.txt", "@@", " b", "+more") })
+    expect(edited.status).toBe(0)
+    const after = JSON.parse(runCli(["history", "timeline", "--workspace", moved, "--json"]).stdout)
+    expect(after.coverage).toMatchObject({ gaps: 1 })
+    expect(after.items.some((r: { transactionId: string }) => r.transactionId.startsWith("gap:"))).toBe(true)
   })
 
   it("the move is reported by whichever command opens the workspace first", () => {

@@ -103,6 +103,13 @@ describe("apply", () => {
     const unknownField = await call(url, { token: parent, body: { patch: "x", turn: "t", force: true } })
     expect(unknownField.status).toBe(400)
     expect(unknownField.json.errors[0].path).toEqual(["payload", "force"])
+    // Ids follow the one id rule: the refusal names the offending id.
+    for (const turn of ["../x", "a//b", "caf\u00e9"]) {
+      const badTurn = await call(url, { token: parent, body: { patch: patchOf("*** Add File: t.txt", "+t"), turn } })
+      expect(badTurn.status).toBe(400)
+      expect(badTurn.json.errors).toEqual([{ path: ["payload", "turn"], message: expect.stringContaining(`the id ${JSON.stringify(turn)} is refused`) }])
+    }
+    expect(fs.existsSync(path.join(w.ws, "t.txt"))).toBe(false)
     const huge = await call(url, { token: parent, body: { patch: "x".repeat(300 * 1024), turn: "t" } })
     expect(huge.status).toBe(413)
     expect(huge.json._tag).toBe("PayloadTooLarge")

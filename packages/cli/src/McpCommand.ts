@@ -61,7 +61,9 @@ export const mcp = Command.make(
       "list_dir (every write through the engine, recorded in the server's thread), run_subagents (tasks with scripted " +
       "actions, a changesetFile or a prompt for the configured model), resolve_conflict, rollback_transaction, " +
       "history_timeline, history_file and gate_decision. A refused action is a tool result with isError true carrying " +
-      "the observation. Mutating children obey the autonomy level as in 'forkjoin run'. Client configuration: " +
+      "the observation. Stdout carries only JSON-RPC, one message per line of at most 16 MiB (a larger, non-JSON or too " +
+      "deeply nested line is answered with a JSON-RPC error); logs go to stderr. Mutating children obey the autonomy " +
+      "level as in 'forkjoin run'. Client configuration: " +
       "{\"mcpServers\":{\"forkjoin\":{\"command\":\"forkjoin\",\"args\":[\"mcp\",\"--workspace\",\"/path/to/repo\"]}}}"
   ),
   Command.withShortDescription("Serve the workspace's tools to an MCP client (Claude Code, Codex CLI, Cursor) over stdio")

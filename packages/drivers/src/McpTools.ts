@@ -3,8 +3,8 @@
  * `list_dir` (through one long-lived `direct` session in the caller's thread, so every write
  * goes through the engine with the thread recorded and every refusal is the session's own
  * observation), `run_subagents` (tasks with scripted `actions`, a `changesetFile` or a
- * `prompt` for the configured model), `resolve_conflict`, `rollback_transaction`, the history
- * views and `gate_decision`. A refused action is a tool result with `isError: true` carrying
+ * `prompt` for the configured model), `resolve_conflict`, `rollback_transaction` (both scoped
+ * to the server's thread and below), the history views and `gate_decision`. A refused action is a tool result with `isError: true` carrying
  * the observation; argument schemas are checked by the MCP server first, so wrongly typed
  * arguments and unknown tools get the protocol's errors.
  *
@@ -52,7 +52,8 @@ export const McpToolkit = Toolkit.make(
   Tool.make("run_subagents", {
     description: "Fork children that work concurrently, then join their changesets into the workspace. Each task has an id, a " +
       "mode ('transactional_write' with a writeScope, or 'read_only') and exactly one of: 'actions' (scripted, e.g. " +
-      "[{\"apply_patch\":{\"patch\":\"...\"}},{\"finish\":{}}]), 'changesetFile' (relative to the workspace) or 'prompt' (driven by " +
+      "[{\"apply_patch\":{\"patch\":\"...\"}},{\"finish\":{}}]), 'changesetFile' (a workspace-relative regular file outside .git and " +
+      ".forkjoin, or a changeset a run exported under .forkjoin/runs/) or 'prompt' (driven by " +
       "the configured model). The result is the join's outcome per child and any conflicts held back.",
     parameters: Tools.RunSubagentsArgs,
     ...returning

@@ -20,7 +20,8 @@ import * as Schema from "effect/Schema"
 
 /**
  * One child task of `run_subagents` as a model gives it: a prompt (or, over MCP, scripted
- * actions or a changeset file), a mode and, when it writes, its scope.
+ * actions or a changeset file, confined to the workspace by `HostTools`), a mode and, when it
+ * writes, its scope.
  *
  * @category models
  * @since 0.1.0

@@ -54,6 +54,7 @@ describe("run_subagents confines changesetFile", () => {
       expect(fs.existsSync(path.join(ws, ".forkjoin", "identity.json"))).toBe(true)
       fs.mkdirSync(path.join(ws, ".forkjoin", "runs"), { recursive: true })
       execFileSync("mkfifo", [path.join(ws, ".forkjoin", "runs", "pipe.json")])
+      fs.symlinkSync(path.join(outside, "secret"), path.join(ws, ".forkjoin", "runs", "link.json"))
       const before = runArtifacts(ws)
       const cases: Array<[string, string]> = [
         [path.join(outside, "secret"), "path_outside_roots"],
@@ -62,6 +63,8 @@ describe("run_subagents confines changesetFile", () => {
         ["docs/link.json", "path_outside_roots"],
         ["docs/pipe.json", "changeset_not_regular_file"],
         [".forkjoin/runs/pipe.json", "changeset_not_regular_file"],
+        [".forkjoin/runs/link.json", "changeset_not_regular_file"],
+        [".forkjoin/runs/../identity.json", "path_denied_by_policy"],
         [".git/config", "path_denied_by_policy"],
         [".forkjoin/identity.json", "path_denied_by_policy"]
       ]

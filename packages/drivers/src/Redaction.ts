@@ -59,6 +59,9 @@ const HEADER = new RegExp(
   "gi"
 )
 
+// The shortest text either pattern can match ("api-key:" or "bearer " and a credential).
+const SHORTEST_PATTERN_MATCH = 23
+
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /** The forms a key takes in a body: as is, inside a JSON string (also with `\/`), in a URL. */
@@ -79,15 +82,20 @@ const redactValue = (text: (s: string) => string) => {
       }
       return out ?? v
     }
-    let changed = false
-    const out: Record<string, unknown> = {}
-    for (const [k, item] of Object.entries(v)) {
+    let out: Record<string, unknown> | undefined
+    const entries = Object.entries(v)
+    for (let i = 0; i < entries.length; i++) {
+      const [k, item] = entries[i]!
       const key = text(k)
       const r = walk(item)
-      if (key !== k || r !== item) changed = true
-      out[key] = r
+      if (out === undefined && (key !== k || r !== item)) {
+        // The first change: copy the entries before it as they are.
+        out = {}
+        for (let j = 0; j < i; j++) out[entries[j]![0]] = entries[j]![1]
+      }
+      if (out !== undefined) out[key] = r
     }
-    return changed ? out : v
+    return out ?? v
   }
   return walk
 }
@@ -103,7 +111,10 @@ export const make = (secrets: Iterable<string>): Redactor => {
     // Longest first: a key that contains another is replaced whole.
     .sort((a, b) => b.length - a.length)
   const exact = forms.length === 0 ? undefined : new RegExp(forms.map(escapeRegExp).join("|"), "g")
+  // Text shorter than any match is returned as is: most strings of a reply are names and ids.
+  const shortest = Math.min(SHORTEST_PATTERN_MATCH, ...forms.map((f) => f.length))
   const text = (s: string): string => {
+    if (s.length < shortest) return s
     const keyless = exact === undefined ? s : s.replace(exact, PLACEHOLDER)
     return keyless.replace(BEARER, `$1${PLACEHOLDER}`).replace(HEADER, (_m, name: string, sep: string, scheme: string | undefined) =>
       `${name}${sep}${scheme ?? ""}${PLACEHOLDER}`

@@ -67,6 +67,11 @@ describe("Redaction", () => {
     expect(dirty.calls[0]!.params.patch).toContain(KEY)
   })
 
+  it("a key of the minimum length is replaced even where it is the whole string", () => {
+    const eight = Redaction.make(["k3y-8chr"])
+    expect(eight.value({ key: "k3y-8chr", list: ["k3y-8chr", "k3y-8ch"] })).toEqual({ key: Redaction.PLACEHOLDER, list: [Redaction.PLACEHOLDER, "k3y-8ch"] })
+  })
+
   it("a longer key containing a shorter one is replaced whole", () => {
     const two = Redaction.make(["sk-abcdefgh", "sk-abcdefgh-9876543210"])
     expect(two.text("k=sk-abcdefgh-9876543210;")).toBe(`k=${Redaction.PLACEHOLDER};`)

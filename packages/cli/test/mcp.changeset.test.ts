@@ -47,6 +47,10 @@ describe("run_subagents confines changesetFile", () => {
     writeTree(outside, { "secret": "{\"secret\":true}\n" })
     writeTree(ws, { "docs/keep.md": "keep\n", ".git/config": "[core]\n" })
     fs.symlinkSync(path.join(outside, "secret"), path.join(ws, "docs", "link.json"))
+    // A regular changeset whose blobs folder (copied with it) is a link leading out.
+    writeTree(ws, { "evil/changeset.json": "{}\n" })
+    fs.mkdirSync(path.join(outside, "sha256"))
+    fs.symlinkSync(outside, path.join(ws, "evil", "blobs"))
     execFileSync("mkfifo", [path.join(ws, "docs", "pipe.json")])
     const client = await connect(ws)
     try {
@@ -65,6 +69,7 @@ describe("run_subagents confines changesetFile", () => {
         [".forkjoin/runs/pipe.json", "changeset_not_regular_file"],
         [".forkjoin/runs/link.json", "changeset_not_regular_file"],
         [".forkjoin/runs/../identity.json", "path_denied_by_policy"],
+        ["evil/changeset.json", "path_outside_roots"],
         [".git/config", "path_denied_by_policy"],
         [".forkjoin/identity.json", "path_denied_by_policy"]
       ]

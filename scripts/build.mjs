@@ -4,13 +4,18 @@
  * `packages/cli/dist/forkjoin.cjs`, that runs on plain Node 20 without a TypeScript loader,
  * and warms its V8 code cache (`forkjoin.cjs.<identity>.v8cache`, used by the launcher) with one apply.
  *
+ * Also writes the library: `dist/index.mjs` (the facade, with `effect` and the native addons left
+ * to node_modules) and its declarations, `dist/index.d.ts` over `dist/types/`.
+ *
  * Run by the root `prepare` script and, when the bundle is missing, by the CLI launcher
  * (`packages/cli/bin/forkjoin.mjs`). Pass `--metafile` to also write
  * `packages/cli/dist/meta.json` and print the biggest inputs (cold-start analysis).
  */
 import * as esbuild from "esbuild"
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { execFileSync } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
@@ -67,7 +72,8 @@ mkdirSync(dirname(outfile), { recursive: true })
 writeFileSync(`${outfile}.${process.pid}.tmp`, result.outputFiles[0].contents)
 renameSync(`${outfile}.${process.pid}.tmp`, outfile)
 
-// The library facade: `import { openWorkspace } from "forkjoin"` (root package.json "exports").
+// The library facade: `import { openWorkspace } from "@forkjoin/forkjoin"` (root package.json
+// "exports"). `effect` stays external: it is a dependency of the package, which its types name too.
 const facade = join(root, "dist/index.mjs")
 const facadeResult = await esbuild.build({
   write: false,
@@ -81,11 +87,72 @@ const facadeResult = await esbuild.build({
   minifySyntax: true,
   legalComments: "none",
   logLevel: "warning",
-  external: nativeAddons
+  external: [...nativeAddons, "effect", "effect/*"]
 })
 mkdirSync(dirname(facade), { recursive: true })
 writeFileSync(`${facade}.${process.pid}.tmp`, facadeResult.outputFiles[0].contents)
 renameSync(`${facade}.${process.pid}.tmp`, facade)
+
+// The facade's declarations: tsc emits the .d.ts of the facade and of every workspace module it
+// reaches; the `@forkjoin/*` workspace specifiers (not published) become relative paths, so the
+// package's types name only itself, `effect` and Node. Written to a temp folder and renamed into
+// place, like the bundles: tests may rebuild while another build runs.
+{
+  const typesDir = join(root, "dist/types")
+  const temp = join(root, `dist/types.${process.pid}.tmp`)
+  rmSync(temp, { recursive: true, force: true })
+  const tsc = join(dirname(createRequire(import.meta.url).resolve("typescript/package.json")), "bin/tsc")
+  // Through node_modules tsc would take the workspace packages for libraries and emit nothing for
+  // them: `paths` make their sources part of the program.
+  const paths = {}
+  for (const pkg of readdirSync(join(root, "packages"))) {
+    if (!existsSync(join(root, "packages", pkg, "src/index.ts"))) continue
+    paths[`@forkjoin/${pkg}`] = [`../packages/${pkg}/src/index.ts`]
+    paths[`@forkjoin/${pkg}/*`] = [`../packages/${pkg}/src/*.ts`]
+  }
+  const config = `${temp}.json`
+  writeFileSync(config, JSON.stringify({ extends: "../scripts/tsconfig.declarations.json", compilerOptions: { paths, outDir: `./${relative(join(root, "dist"), temp)}` } }))
+  try {
+    execFileSync(process.execPath, [tsc, "-p", config], { cwd: root, stdio: "inherit" })
+  } finally {
+    rmSync(config, { force: true })
+  }
+  const files = []
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(join(dir, entry.name))
+      else if (entry.name.endsWith(".d.ts")) files.push(join(dir, entry.name))
+    }
+  }
+  walk(temp)
+  const specifierOf = (file, spec) => {
+    let target
+    if (spec.startsWith("@forkjoin/")) {
+      const [, pkg, ...rest] = spec.split("/")
+      target = join(temp, pkg, "src", rest.length === 0 ? "index" : rest.join("/"))
+    } else if (spec.startsWith(".") && spec.endsWith(".ts")) target = join(dirname(file), spec.slice(0, -3))
+    else return spec
+    if (!existsSync(`${target}.d.ts`)) throw new Error(`build: ${relative(temp, file)} names ${spec}, which has no emitted declaration`)
+    const rel = relative(dirname(file), target).split("\\").join("/")
+    return `${rel.startsWith(".") ? rel : `./${rel}`}.js`
+  }
+  for (const file of files) {
+    const text = readFileSync(file, "utf8")
+    writeFileSync(file, text.replace(/(\bfrom\s+|\bimport\s*\(\s*)"([^"]+)"/g, (_, lead, spec) => `${lead}${JSON.stringify(specifierOf(file, spec))}`))
+  }
+  // A concurrent build may put its folder back between the two calls: then replace that one.
+  for (let attempt = 0; ; attempt++) {
+    rmSync(typesDir, { recursive: true, force: true })
+    try {
+      renameSync(temp, typesDir)
+      break
+    } catch (e) {
+      if (attempt >= 3) throw e
+    }
+  }
+  writeFileSync(`${facade}.d.ts.${process.pid}.tmp`, `export * from "./types/engine/src/Facade.js"\n`)
+  renameSync(`${facade}.d.ts.${process.pid}.tmp`, join(root, "dist/index.d.ts"))
+}
 
 const bundle = readFileSync(outfile, "utf8")
 // undici (pulled in by @effect/platform-node's index) needs Node 22; deep imports must keep it out.
@@ -113,8 +180,7 @@ if (wantMetafile && result.metafile) {
 // Warm the code cache: one real apply on a throwaway workspace compiles the hot path, and the
 // launcher writes the cache on exit (a stale cache is rejected by V8 and rewritten).
 {
-  const { execFileSync } = await import("node:child_process")
-  const { mkdtempSync, rmSync, writeFileSync: write } = await import("node:fs")
+  const { mkdtempSync, writeFileSync: write } = await import("node:fs")
   const { tmpdir } = await import("node:os")
   const ws = mkdtempSync(join(tmpdir(), "fj-warm-"))
   try {

@@ -25,7 +25,7 @@ export interface Figure {
   readonly [extra: string]: unknown
 }
 
-/** Repository root: `FORKJOIN_BENCH_ROOT` (set by scripts/bench.mjs), else the nearest `forkjoin` package.json above cwd. */
+/** Repository root: `FORKJOIN_BENCH_ROOT` (set by scripts/bench.mjs), else the nearest `@forkjoin/forkjoin` package.json above cwd. */
 export const repoRoot = (): string => {
   const fromEnv = process.env["FORKJOIN_BENCH_ROOT"]
   if (fromEnv !== undefined && fromEnv !== "") return fromEnv
@@ -35,7 +35,7 @@ export const repoRoot = (): string => {
     if (existsSync(pkg)) {
       try {
         const parsed: unknown = JSON.parse(readFileSync(pkg, "utf8"))
-        if (typeof parsed === "object" && parsed !== null && (parsed as { name?: unknown }).name === "forkjoin") return dir
+        if (typeof parsed === "object" && parsed !== null && (parsed as { name?: unknown }).name === "@forkjoin/forkjoin") return dir
       } catch {
         // not a JSON package.json; keep walking up
       }

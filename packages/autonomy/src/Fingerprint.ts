@@ -60,7 +60,7 @@ export const sourceDigestOf = (repoRoot: string): Sha256Hash => {
 const isForkjoinRoot = (dir: string): boolean => {
   try {
     const pkg: unknown = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"))
-    return typeof pkg === "object" && pkg !== null && "name" in pkg && pkg.name === "forkjoin"
+    return typeof pkg === "object" && pkg !== null && "name" in pkg && pkg.name === "@forkjoin/forkjoin"
   } catch {
     return false
   }
@@ -68,7 +68,7 @@ const isForkjoinRoot = (dir: string): boolean => {
 
 /**
  * The forkjoin repository root above `start` (or `start` itself): the nearest folder whose
- * package.json is named `forkjoin`; `undefined` when there is none.
+ * package.json is named `@forkjoin/forkjoin`; `undefined` when there is none.
  *
  * @category constructors
  * @since 0.1.0

@@ -14,7 +14,7 @@ const fakeRepo = (): string => {
     fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
     fs.writeFileSync(path.join(root, rel), text)
   }
-  put("package.json", JSON.stringify({ name: "forkjoin", version: "9.9.9" }))
+  put("package.json", JSON.stringify({ name: "@forkjoin/forkjoin", version: "9.9.9" }))
   put("packages/a/src/A.ts", "export const a = 1\n")
   put("packages/a/src/internal/x.ts", "export const x = 2\n")
   put("packages/b/src/B.ts", "export const b = 3\n")

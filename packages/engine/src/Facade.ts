@@ -56,8 +56,10 @@ export interface OpenOptions extends Omit<EngineConfig, "root"> {
  * @since 0.1.0
  */
 export interface ApplyOptions {
-  readonly threadId: string
-  readonly turnId: string
+  /** The thread the change is recorded in (default `library`). */
+  readonly threadId?: string
+  /** The turn the change is recorded in (default `library`). */
+  readonly turnId?: string
   readonly invocationId?: string
   readonly profile?: Profile
   readonly preserveLineEndings?: boolean
@@ -75,7 +77,7 @@ export interface Workspace {
   readonly root: string
   readonly environmentId: string
   /** Applies a patch; resolves to the PatchHistoryRecord, rejects with an `EngineError`. */
-  applyPatch(text: string, options: ApplyOptions): Promise<PatchHistoryRecord>
+  applyPatch(text: string, options?: ApplyOptions): Promise<PatchHistoryRecord>
   /** Runs startup repair again (it already ran on open). */
   repair(): Promise<RepairReport>
   /** History views (SPEC §4.4); reject with a `ViewError` (`reason`) or `StoreError`. */
@@ -124,9 +126,9 @@ export const openWorkspace = async (dir: string, options: OpenOptions = {}): Pro
   const info = await run((e) => Effect.succeed({ root: e.root, environmentId: e.environmentId }))
   return {
     ...info,
-    applyPatch: (text, o) =>
-      run((e) =>
-        Effect.flatMap(decodeRequestIds(o), (ids) =>
+    applyPatch: (text, o = {}) =>
+      notPatchText(text) ?? run((e) =>
+        Effect.flatMap(decodeRequestIds(idsOf(o)), (ids) =>
           e.applyPatch({
           patch: text,
           ...ids,
@@ -160,11 +162,11 @@ const remoteWorkspace = (root: string, server: Remote.Server): Workspace => {
   return {
     root,
     environmentId: environmentIdOf(real),
-    applyPatch: (text, o) =>
-      Remote.applyRemote(server, {
+    applyPatch: (text, o = {}) =>
+      notPatchText(text) ?? Remote.applyRemote(server, {
         patch: text,
-        thread: o.threadId,
-        turn: o.turnId,
+        thread: o.threadId ?? DEFAULT_ID,
+        turn: o.turnId ?? DEFAULT_ID,
         invocation: o.invocationId,
         profile: o.profile,
         ...(o.grant?.overwrite === true ? { allowOverwrite: true } : {})
@@ -179,6 +181,28 @@ const remoteWorkspace = (root: string, server: Remote.Server): Workspace => {
     close: () => Promise.resolve()
   }
 }
+
+// The thread and turn of a call that names none.
+const DEFAULT_ID = "library"
+
+const idsOf = (o: ApplyOptions) => ({
+  threadId: o.threadId ?? DEFAULT_ID,
+  turnId: o.turnId ?? DEFAULT_ID,
+  invocationId: o.invocationId
+})
+
+// JavaScript callers are not type-checked: a missing or non-string patch is refused up front.
+const notPatchText = (text: unknown): Promise<never> | undefined =>
+  typeof text === "string"
+    ? undefined
+    : Promise.reject(
+      new EngineError({
+        code: "request_invalid",
+        stage: 1,
+        paths: [],
+        message: `applyPatch takes the patch text as its first argument, a string (got ${text === null ? "null" : typeof text}); pass the patch's contents.`
+      })
+    )
 
 // runPromise may reject with a wrapper around the failure; surface the typed error itself.
 const unwrap = (e: unknown): unknown =>

@@ -18,6 +18,7 @@ import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import { encodeChangeset } from "@forkjoin/runtime/Session"
 import type { GateDecision } from "@forkjoin/schema/Autonomy"
 import { MergeRunId, type ThreadId } from "@forkjoin/schema/Ids"
+import type { ChildRefusal } from "@forkjoin/schema/MergeRun"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -193,6 +194,7 @@ const childJson = (r: Children.ChildResult) => ({
   status: r.status,
   attempts: r.attempts,
   observations: r.observations,
+  ...(r.refusals.length === 0 ? {} : { refusals: r.refusals }),
   ...(r.changeset === undefined ? {} : { changeset: encodeChangeset(r.changeset) }),
   artifacts: r.artifacts
 })
@@ -240,7 +242,8 @@ const statusColour = (palette: Colour.Palette, status: string): string =>
 
 /**
  * Human output: export-only lists each child and its changeset entries; a run prints the
- * join table (child, status, detail), the open conflicts with the command that resolves them,
+ * join table (child, status, detail; read-only children too, and each refused edit below its
+ * child), the open conflicts with the command that resolves them,
  * and whether the run finished. The status column is coloured with `palette` (default: the
  * palette of stdout, colour only on a terminal without `NO_COLOR`).
  *
@@ -263,18 +266,36 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
   for (const r of o.results) {
     if (r.status !== "finished") lines.push(`  child ${r.id} ended ${r.status} after ${r.attempts} attempt(s)`)
   }
-  const width = Math.max(5, ...o.run.outcomes.map((c) => c.childId.length)) + 2
+  const readOnly = o.run.mergePlan.readOnlyResultIds
+  const width = Math.max(5, ...o.run.outcomes.map((c) => c.childId.length), ...readOnly.map((id) => id.length)) + 2
   lines.push(`  ${pad("child", width)} ${pad("status", 32)}detail`)
-  for (const c of o.run.outcomes) {
+  // Task order (the children's results are in it; a resumed run has none: outcomes, then read-only).
+  const order = o.results.length > 0 ? o.results.map((r) => r.id) : [...o.run.outcomes.map((c) => c.childId), ...readOnly]
+  const refusalLines = (refusals: ReadonlyArray<ChildRefusal> | undefined) => {
+    for (const r of refusals ?? []) lines.push(`  ${" ".repeat(width)} refused: ${r.tool}${r.path === undefined ? "" : ` ${r.path}`} (${r.code}, step ${r.step})`)
+  }
+  for (const id of order) {
+    const c = o.run.outcomes.find((x) => x.childId === id)
+    if (c === undefined) {
+      if (!readOnly.includes(id)) continue
+      const r = o.results.find((x) => x.id === id)
+      const detail = r === undefined ? "" : `${r.status} (${r.observations.length} actions), nothing to join`
+      lines.push(`  ${pad(id, width)} ${pad("read_only", 32)}${detail}`)
+      refusalLines(r?.refusals)
+      continue
+    }
     const detail = c.conflictPaths !== undefined
       ? `conflicts: ${c.conflictPaths.join(", ")}`
       : c.autoMergedPaths !== undefined
       ? `${c.transactionId} (merged: ${c.autoMergedPaths.join(", ")})`
       : c.failedPath !== undefined
       ? `${c.failedPath}: ${c.reason ?? ""}`
-      : c.transactionId ?? c.reason ?? ""
+      : LANDED.has(c.status)
+      ? c.transactionId ?? c.reason ?? ""
+      : c.reason ?? c.transactionId ?? ""
     // Padded first: colour codes must not count towards the column width.
     lines.push(`  ${pad(c.childId, width)} ${pad(c.status, 32).replace(c.status, statusColour(palette, c.status))}${detail}`)
+    refusalLines(c.refusals)
   }
   const open = o.conflicts.filter((c) => c.status === "open")
   if (open.length > 0) {

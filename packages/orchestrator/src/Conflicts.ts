@@ -30,6 +30,7 @@ import {
 } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { withRefusals } from "./internal/refusals.ts"
 import * as Join from "./Join.ts"
 import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 
@@ -189,8 +190,9 @@ const settleChild = (conflict: ConflictRecord) =>
       ? { outcome: { childId: conflict.childId, status: "discarded", reason: "every conflict of the child was discarded" } satisfies ChildOutcome, conflicts: [] }
       : yield* Join.applyRemainder(run, Join.childrenOf(run).find((c) => c.id === conflict.childId)!, new Set(mine.map((c) => c.path)))
     const at = yield* now
-    yield* store.recordOutcome(conflict.runId, settled.outcome, settled.conflicts, at).pipe(Effect.mapError(storeFailure("Recording the child's outcome")))
+    const outcome = withRefusals(settled.outcome, run.outcomes.find((o) => o.childId === conflict.childId)?.refusals)
+    yield* store.recordOutcome(conflict.runId, outcome, settled.conflicts, at).pipe(Effect.mapError(storeFailure("Recording the child's outcome")))
     const after = yield* Join.loadRun(conflict.runId)
     yield* store.setRunStatus(conflict.runId, Join.statusOf(after.outcomes), at).pipe(Effect.mapError(storeFailure("Recording the run's status")))
-    return settled.outcome
+    return outcome
   })

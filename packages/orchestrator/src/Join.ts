@@ -19,6 +19,7 @@ import { MergeStore } from "@forkjoin/history/MergeStore"
 import { mergePlanOf } from "@forkjoin/merge/MergePlan"
 import {
   type ChildOutcome,
+  type ChildRefusal,
   type MergeRun,
   type MergeRunId,
   type RelativePath,
@@ -47,6 +48,7 @@ import {
   statusOf,
   transactionOf
 } from "./internal/model.ts"
+import { scopeViolation, withRefusals } from "./internal/refusals.ts"
 import { recoveredOutcome, settle } from "./internal/settle.ts"
 
 export { applyChildPlan } from "./internal/settle.ts"
@@ -94,7 +96,7 @@ export const start = Effect.fn("Join.start")(function*(options: JoinOptions) {
   })))
   const at = yield* now
   const run: MergeRun = {
-    schemaVersion: 1,
+    schemaVersion: 2,
     runId: options.runId,
     environmentId: engine.environmentId,
     threadId: runThread(options.runId),
@@ -105,7 +107,8 @@ export const start = Effect.fn("Join.start")(function*(options: JoinOptions) {
     ...(options.gate === undefined ? {} : { gate: options.gate }),
     status: "running",
     mergePlan,
-    outcomes: options.children.filter((c) => c.mode === "transactional_write").map((c) => ({ childId: c.id, status: "pending" })),
+    // Refusals are on record from the start, so a resumed join still keeps a refused child out.
+    outcomes: options.children.filter((c) => c.mode === "transactional_write").map((c) => withRefusals({ childId: c.id, status: "pending" }, c.refusals)),
     createdAt: at,
     updatedAt: at
   }
@@ -137,10 +140,12 @@ export const proceed = Effect.fn("Join.proceed")(function*(
 ) {
   const store = yield* MergeStore
   const run = yield* loadRun(runId)
+  const refusalsOf = new Map(run.outcomes.map((o) => [o.childId, o.refusals]))
   if (run.atomic) {
     for (const joined of yield* proceedAtomic(run, children)) {
-      yield* store.recordOutcome(runId, joined.outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
-      yield* onOutcome(joined.outcome)
+      const outcome = withRefusals(joined.outcome, refusalsOf.get(joined.outcome.childId))
+      yield* store.recordOutcome(runId, outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
+      yield* onOutcome(outcome)
     }
     return yield* finishRun(runId)
   }
@@ -155,10 +160,13 @@ export const proceed = Effect.fn("Join.proceed")(function*(
     const child = byId.get(o.childId)
     const joined: Joined = child === undefined
       ? { outcome: { childId: o.childId, status: "missing_changeset", reason: "the child's changeset was not found" }, conflicts: [] }
-      : yield* joinChild(run, child, changed)
-    const outcome: ChildOutcome = run.verify !== undefined && joined.outcome.transactionId !== undefined && SETTLED.has(joined.outcome.status)
-      ? yield* verifyChild(run, run.verify, joined.outcome)
-      : joined.outcome
+      : yield* joinChild(run, child, changed, o.refusals ?? [])
+    const outcome: ChildOutcome = withRefusals(
+      run.verify !== undefined && joined.outcome.transactionId !== undefined && SETTLED.has(joined.outcome.status)
+        ? yield* verifyChild(run, run.verify, joined.outcome)
+        : joined.outcome,
+      o.refusals
+    )
     yield* store.recordOutcome(runId, outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
     yield* onOutcome(outcome)
     if (outcome.transactionId !== undefined && SETTLED.has(outcome.status)) {
@@ -228,8 +236,8 @@ export const applyRemainder = (run: MergeRun, child: JoinChild, exclude: Readonl
     return SETTLED.has(settled.outcome.status) ? { ...settled, outcome: { ...settled.outcome, status: "resolved" } } satisfies Joined : settled
   })
 
-/** One child: revalidate, read, plan, apply (or hold back), and say what happened. */
-const joinChild = (run: MergeRun, child: JoinChild, changed: ReadonlySet<RelativePath>) =>
+/** One child: refusals, revalidate, read, plan, apply (or hold back), and say what happened. */
+const joinChild = (run: MergeRun, child: JoinChild, changed: ReadonlySet<RelativePath>, refusals: ReadonlyArray<ChildRefusal>) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const history = yield* HistoryStore
@@ -237,6 +245,8 @@ const joinChild = (run: MergeRun, child: JoinChild, changed: ReadonlySet<Relativ
     // At most once: a crash after the engine committed but before the outcome was stored.
     const already = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
     if (already.length > 0) return { outcome: recoveredOutcome(child.id, child, already, transactionId), conflicts: [] } satisfies Joined
+    const refused = scopeViolation(child.id, refusals)
+    if (refused !== undefined) return { outcome: refused, conflicts: [] } satisfies Joined
     if (child.changeset === undefined) {
       return { outcome: { childId: child.id, status: "missing_changeset", reason: "the child exported no changeset (it did not finish cleanly)" }, conflicts: [] } satisfies Joined
     }

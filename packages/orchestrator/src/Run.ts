@@ -190,9 +190,11 @@ export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options
   yield* writeBetween(engine.root, plan.between ?? [])
   const children = plan.tasks.map((t): Join.JoinChild => {
     const namespace = path.join(runDirectory, "subagents", t.id)
+    const refusals = ran.results.find((r) => r.id === t.id)?.refusals ?? []
     return {
       id: t.id,
       mode: t.mode,
+      ...(refusals.length === 0 ? {} : { refusals }),
       ...(t.writeScope === undefined ? {} : { writeScope: t.writeScope }),
       changeset: t.mode === "transactional_write" ? readJson(path.join(namespace, "changeset.json")) : undefined,
       blobDirectory: path.join(namespace, "blobs")

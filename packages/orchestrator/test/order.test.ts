@@ -14,6 +14,7 @@ import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
 import * as Join from "@forkjoin/orchestrator/Join"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
+import { refusalsOf } from "@forkjoin/runtime/Children"
 import * as Interleave from "@forkjoin/runtime/Interleave"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import * as WriteScope from "@forkjoin/runtime/WriteScope"
@@ -194,9 +195,12 @@ const runScheduled = (scenario: Scenario, schedule: ReadonlyArray<number>) =>
         atomic: false,
         children: scenario.children.map((spec, i): Join.JoinChild => {
           const namespace = path.join(runDirectory, "subagents", idOf(i))
+          // What `Run.runPlan` hands the join: the child's refused edits (a patch of a file it deleted).
+          const refusals = refusalsOf(results[i]!.steps)
           return {
             id: TaskId.make(idOf(i)),
             mode: spec.mode,
+            ...(refusals.length === 0 ? {} : { refusals }),
             ...(spec.mode === "transactional_write" ? { writeScope: WriteScope.makeUnsafe(SCOPE) } : {}),
             changeset: spec.mode === "transactional_write" ? readJson(path.join(namespace, "changeset.json")) : undefined,
             blobDirectory: path.join(namespace, "blobs")

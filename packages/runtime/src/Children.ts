@@ -14,9 +14,10 @@
  * @since 0.1.0
  */
 import type { Engine } from "@forkjoin/engine/Engine"
-import { type Changeset, ThreadId } from "@forkjoin/schema"
+import { type Changeset, type ChildRefusal, ThreadId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { encodeAction } from "./Action.ts"
 import * as Artifacts from "./Artifacts.ts"
@@ -56,9 +57,47 @@ export type ChildStatus = Session.SessionStatus | "cancelled"
 /** Session endings worth another attempt: errors, not a driver that stopped or looped. */
 const RETRIED: ReadonlySet<Session.SessionStatus> = new Set(["failed", "timed_out"])
 
+/** Tools whose refusal means part of the child's work did not happen. */
+const WORK_TOOLS: ReadonlySet<string> = new Set(["apply_patch"])
+
+/** The paths a refusal names: a scope violation's, or an engine error's. */
+const RefusedPaths = Schema.Struct({
+  violatingPaths: Schema.optionalKey(Schema.Array(Schema.String)),
+  paths: Schema.optionalKey(Schema.Array(Schema.String))
+})
+const isRefusedPaths = Schema.is(RefusedPaths)
+
+/** The one key of a wire-form action, its tool name (none for a value that is not one). */
+const toolOf = (action: unknown): string | undefined => {
+  if (typeof action !== "object" || action === null || Array.isArray(action)) return undefined
+  const keys = Object.keys(action)
+  return keys.length === 1 ? keys[0] : undefined
+}
+
 /**
- * One child's outcome: its last attempt's status and steps, and its changeset when it
- * finished cleanly, with where its artifacts are.
+ * The refused edits among `steps` (the refused `apply_patch` actions), one per refused path,
+ * each with its 1-based step, in trace order; refusals of reads are not listed.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const refusalsOf = (steps: ReadonlyArray<Step>): Array<ChildRefusal> => {
+  const out: Array<ChildRefusal> = []
+  steps.forEach((s, i) => {
+    const tool = toolOf(s.action)
+    if (s.observation.ok || tool === undefined || !WORK_TOOLS.has(tool)) return
+    const code = s.observation.code ?? "refused"
+    const data = s.observation.data
+    const paths = isRefusedPaths(data) ? [...(data.violatingPaths ?? []), ...(data.paths ?? [])] : []
+    if (paths.length === 0) out.push({ step: i + 1, tool, code })
+    for (const path of new Set(paths)) out.push({ step: i + 1, tool, path, code })
+  })
+  return out
+}
+
+/**
+ * One child's outcome: its last attempt's status and steps, its refused edits, and its
+ * changeset when it finished cleanly, with where its artifacts are.
  *
  * @category models
  * @since 0.1.0
@@ -68,6 +107,8 @@ export interface ChildResult {
   readonly status: ChildStatus
   readonly attempts: number
   readonly observations: ReadonlyArray<Step>
+  /** The refused edits of its last attempt (`refusalsOf` its observations). */
+  readonly refusals: ReadonlyArray<ChildRefusal>
   /** Plain data (its JSON form is `Session.encodeChangeset` of it). */
   readonly changeset?: Changeset
   readonly artifacts: string
@@ -138,6 +179,7 @@ const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, numbe
       status: result.status,
       attempts,
       observations: result.steps,
+      refusals: refusalsOf(result.steps),
       ...(changeset === undefined ? {} : { changeset }),
       artifacts: namespace
     } satisfies ChildResult
@@ -177,7 +219,7 @@ export const runExportOnly = (
       const r = done.get(task.id)
       if (r !== undefined) return Effect.succeed(r)
       return Artifacts.childDirectory(options.runDirectory, task.id).pipe(
-        Effect.map((artifacts): ChildResult => ({ id: task.id, status: "cancelled", attempts: attemptsOf.get(task.id) ?? 0, observations: [], artifacts }))
+        Effect.map((artifacts): ChildResult => ({ id: task.id, status: "cancelled", attempts: attemptsOf.get(task.id) ?? 0, observations: [], refusals: [], artifacts }))
       )
     })
     return { runId: options.runId, results }

@@ -1,8 +1,8 @@
 /**
  * The join's records (SPEC §6.5, §6.6): the merge plan computed from what children actually
  * touched, each child's outcome, and the merge run that ties them together. The run and the
- * outcomes are durable (schemaVersion 1) so a join interrupted by a crash resumes and applies
- * every child at most once.
+ * outcomes are durable (schemaVersion 2; 1 before outcomes listed refusals) so a join
+ * interrupted by a crash resumes and applies every child at most once.
  *
  * @since 0.1.0
  */
@@ -66,8 +66,31 @@ export const ChildOutcomeStatus = Schema.Literals([
 export type ChildOutcomeStatus = typeof ChildOutcomeStatus.Type
 
 /**
+ * One action of a child that was refused: its 1-based `step` in the child's trace
+ * (`trace.json`), the `tool` it called, the `path` refused (as the child wrote it; absent when
+ * the refusal names none) and the refusal's stable `code`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ChildRefusal = Schema.Struct({
+  step: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  tool: Schema.String,
+  path: Schema.optionalKey(Schema.String),
+  code: Schema.String
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ChildRefusal = typeof ChildRefusal.Type
+
+/**
  * One child's outcome in a merge run: the transaction that applied it, the paths held back
- * as conflicts, the path whose write failed, or a reason (what went wrong, what to do).
+ * as conflicts, the path whose write failed, or a reason (what went wrong, what to do), and
+ * the child's refused edits (`refusals`: a refusal for its scope or policy makes it
+ * `scope_violation`; others, such as one it retried past, are listed with its own status).
  *
  * @category models
  * @since 0.1.0
@@ -80,7 +103,8 @@ export const ChildOutcome = Schema.Struct({
   autoMergedPaths: Schema.optionalKey(Schema.Array(RelativePath)),
   driftPaths: Schema.optionalKey(Schema.Array(RelativePath)),
   failedPath: Schema.optionalKey(RelativePath),
-  reason: Schema.optionalKey(Schema.String)
+  reason: Schema.optionalKey(Schema.String),
+  refusals: Schema.optionalKey(Schema.Array(ChildRefusal))
 })
 
 /**
@@ -131,7 +155,8 @@ export type VerifyCommand = typeof VerifyCommand.Type
  * @since 0.1.0
  */
 export const MergeRun = Schema.Struct({
-  schemaVersion: Schema.Literal(1),
+  /** 2 since outcomes list refusals; runs recorded as 1 read the same, without them. */
+  schemaVersion: Schema.Literals([1, 2]),
   runId: MergeRunId,
   environmentId: EnvironmentId,
   threadId: ThreadId,

@@ -14,6 +14,7 @@ import { storeFailure } from "../OrchestratorError.ts"
 import { revalidate } from "../Revalidate.ts"
 import { planFor } from "./inputs.ts"
 import { asPaths, type JoinChild, type Joined, JOIN_TURN, runThread, transactionOf } from "./model.ts"
+import { scopeViolation } from "./refusals.ts"
 import { recoveredOutcome, settle } from "./settle.ts"
 
 /**
@@ -38,6 +39,11 @@ export const proceedAtomic = (run: MergeRun, children: ReadonlyArray<JoinChild>)
     const planned: Array<{ readonly childId: TaskId; readonly joined: Joined; readonly ready: boolean }> = []
     for (const o of pending) {
       const child = byId.get(o.childId)
+      const refused = scopeViolation(o.childId, o.refusals ?? [])
+      if (refused !== undefined) {
+        planned.push({ childId: o.childId, joined: { outcome: refused, conflicts: [] }, ready: false })
+        continue
+      }
       if (child?.changeset === undefined) {
         planned.push({ childId: o.childId, joined: { outcome: { childId: o.childId, status: "missing_changeset", reason: "the child exported no changeset" }, conflicts: [] }, ready: false })
         continue

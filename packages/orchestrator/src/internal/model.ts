@@ -10,6 +10,7 @@ import { normalizePath } from "@forkjoin/patch/RelativePath"
 import {
   type ChildOutcome,
   type ChildOutcomeStatus,
+  type ChildRefusal,
   type ConflictRecord,
   type MergeRunId,
   type MergeRunStatus,
@@ -41,6 +42,8 @@ export interface JoinChild {
   readonly changeset: unknown
   /** The directory of its blobs (`blobs/sha256/<hex>` below it). */
   readonly blobDirectory: string
+  /** Its refused edits (none for a changeset brought from elsewhere); kept on its outcome. */
+  readonly refusals?: ReadonlyArray<ChildRefusal>
 }
 
 /**

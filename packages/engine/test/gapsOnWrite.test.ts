@@ -7,7 +7,7 @@
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { HistoryViews } from "@forkjoin/history/Views"
 import { sha256 } from "@forkjoin/patch/Bytes"
-import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
+import { RelativePath, ThreadId, TurnId } from "@forkjoin/schema/Ids"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as fs from "node:fs"
@@ -41,7 +41,7 @@ describe("gaps: reported by views, recorded by the next write", () => {
       }).pipe(Effect.provide(HistoryViews.layerSqlite(db, { environmentId, root: ws })), Effect.scoped)
     )
     assert.deepStrictEqual(page.coverage.unrecordedChanges, [
-      { path: "f.txt", recordedHash: added.records[0]!.changes[0]!.after!.hash, diskHash: sha256("edited by hand\n") }
+      { path: RelativePath.make("f.txt"), recordedHash: added.records[0]!.changes[0]!.after!.hash, diskHash: sha256("edited by hand\n") }
     ])
     assert.strictEqual(page.items.length, 1)
     assert.deepStrictEqual(databaseBytes(db), before)

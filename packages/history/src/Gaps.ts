@@ -17,9 +17,7 @@
  * @since 0.1.0
  */
 import { sha256 } from "@forkjoin/patch/Bytes"
-import { deniedByDefault } from "@forkjoin/patch/PathPolicy"
-import { relativeUnder } from "@forkjoin/patch/RelativePath"
-import { readCheckedFile } from "@forkjoin/patch/SafeRead"
+import { readWorkspaceFile } from "@forkjoin/patch/SafeRead"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
 import {
   type EnvironmentId,
@@ -36,8 +34,6 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import type { StoreError } from "./HistoryStore.ts"
 import {
   decodeRecordJsonRow,
@@ -129,28 +125,6 @@ const expectedAt = (
   const change = record.changes.find((ch) => ch.path === p)!
   if (change.kind === "delete") return { ordinal, state: "absent" }
   return { ordinal, state: change.after ?? "unknown" }
-}
-
-/**
- * The file at `p` on disk, or `absent`; `unreadable` for anything else: a path the default
- * policy denies (never read), not a regular file, or a file that is not where its name says
- * (a link out of the root, or into a denied folder, swapped in on the way).
- */
-const readDisk = (root: string, p: string): { bytes: Uint8Array; mode: number } | "absent" | "unreadable" => {
-  if (deniedByDefault(p) !== undefined) return "unreadable"
-  const abs = path.join(root, ...p.split("/"))
-  let st: fs.Stats
-  try {
-    st = fs.lstatSync(abs)
-  } catch {
-    return "absent"
-  }
-  if (!st.isFile()) return "unreadable"
-  const read = readCheckedFile(abs, st, (landed) => {
-    const under = relativeUnder(root, landed)
-    return under !== undefined && deniedByDefault(under) === undefined
-  })
-  return Result.isSuccess(read) ? { bytes: read.success, mode: st.mode & 0o7777 } : "unreadable"
 }
 
 /**
@@ -272,15 +246,13 @@ export const findGap = (
     const sql = yield* Sqlite
     const env = scope.environmentId
     const p = request.path
-    const recorded = yield* sql.run("HistoryViews.findGap", (c) => {
-      const at = expectedAt(c, env, p)
-      return at === undefined || intentTouches(c, env, p) ? { at, explained: at !== undefined } : { at, explained: false }
-    })
-    if (recorded.explained) return undefined
+    const recorded = yield* sql.run("HistoryViews.findGap", (c) => ({ at: expectedAt(c, env, p), inFlight: intentTouches(c, env, p) }))
+    // An engine write in flight may explain the difference.
+    if (recorded.inFlight) return undefined
     // Ordinal 0: nothing recorded yet, the caller's knowledge stands in for history's.
     const first = recorded.at ?? (request.known === undefined ? undefined : { ordinal: 0, state: request.known })
     if (first === undefined || first.state === "unknown") return undefined
-    const disk = readDisk(scope.root, p)
+    const disk = readWorkspaceFile(scope.root, p)
     if (disk === "unreadable") return undefined
     const diskHash = disk === "absent" ? undefined : sha256(disk.bytes)
     const expectedHash = first.state === "absent" ? undefined : first.state.hash

@@ -17,8 +17,7 @@
  */
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { deniedByDefault } from "@forkjoin/patch/PathPolicy"
-import { relativeUnder } from "@forkjoin/patch/RelativePath"
-import { readCheckedFile } from "@forkjoin/patch/SafeRead"
+import { readWorkspaceFile } from "@forkjoin/patch/SafeRead"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
 import { type EnvironmentId, type FileChange, PatchHistoryRecord, RecordDraft, type Snapshot } from "@forkjoin/schema"
 import * as Clock from "effect/Clock"
@@ -345,19 +344,8 @@ export const make = (config: {
 
     // Through the checked read: never a link (even one swapped in), never a denied folder.
     const readDisk = (p: string): { bytes: Uint8Array; mode: number } | undefined => {
-      const abs = path.join(root!, ...p.split("/"))
-      let st: fs.Stats
-      try {
-        st = fs.lstatSync(abs)
-      } catch {
-        return undefined
-      }
-      if (!st.isFile()) return undefined
-      const read = readCheckedFile(abs, st, (landed) => {
-        const under = relativeUnder(root!, landed)
-        return under !== undefined && deniedByDefault(under) === undefined
-      })
-      return Result.isSuccess(read) ? { bytes: read.success, mode: st.mode & 0o7777 } : undefined
+      const read = readWorkspaceFile(root!, p)
+      return typeof read === "object" ? read : undefined
     }
 
     /** Why a claimed path has no content to compare: missing, or something other than a regular file. */

@@ -6,7 +6,7 @@ import { sha256 } from "@forkjoin/patch/Bytes"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { HistoryViews, netChanges } from "@forkjoin/history/Views"
 import { assert, describe, it } from "@effect/vitest"
-import { EnvironmentId, ThreadId, type TimelinePage } from "@forkjoin/schema"
+import { EnvironmentId, RelativePath, ThreadId, type TimelinePage } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -318,7 +318,7 @@ describe("HistoryViews.file", () => {
         assert.strictEqual(page.items.length, 1)
         assert.strictEqual(page.coverage.gaps, 0)
         assert.deepStrictEqual(page.coverage.unrecordedChanges, [
-          { path: "f.txt", recordedHash: a.changes[0]!.after!.hash, diskHash: sha256(Buffer.from("edited by hand\n")) }
+          { path: RelativePath.make("f.txt"), recordedHash: a.changes[0]!.after!.hash, diskHash: sha256(Buffer.from("edited by hand\n")) }
         ])
         // Nothing recorded: asking again reports the same, and history holds one record.
         assert.deepStrictEqual((yield* views.file({ caller: "A", path: "f.txt" })).coverage, page.coverage)
@@ -328,7 +328,7 @@ describe("HistoryViews.file", () => {
         fs.rmSync(path.join(ws, "f.txt"))
         const deleted = yield* views.file({ caller: "A", path: "f.txt" })
         assert.deepStrictEqual(deleted.coverage.unrecordedChanges, [
-          { path: "f.txt", recordedHash: a.changes[0]!.after!.hash, diskHash: null }
+          { path: RelativePath.make("f.txt"), recordedHash: a.changes[0]!.after!.hash, diskHash: null }
         ])
         assert.strictEqual((yield* store.recordsAfter(env, 0, 100)).length, 1)
       }).pipe(Effect.provide(layerBoth(path.join(dir, "h.db"), { environmentId: env, root: ws })))

@@ -12,6 +12,9 @@
  */
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
+import * as path from "node:path"
+import { deniedByDefault } from "./PathPolicy.ts"
+import { relativeUnder } from "./RelativePath.ts"
 import { errnoOf } from "./SystemError.ts"
 
 /**
@@ -80,4 +83,33 @@ export const readCheckedFile = (
   } finally {
     fs.closeSync(fd)
   }
+}
+
+/**
+ * The regular file at the workspace-relative `rel` under `root` (a real path), read through
+ * `readCheckedFile`, with its permission bits; `absent` when nothing is there; `unreadable`
+ * for a path the default policy denies (never opened), anything but a regular file (a link
+ * is never followed), or a file whose descriptor lands outside `root` or in a denied folder.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const readWorkspaceFile = (
+  root: string,
+  rel: string
+): { readonly bytes: Uint8Array; readonly mode: number } | "absent" | "unreadable" => {
+  if (deniedByDefault(rel) !== undefined) return "unreadable"
+  const absolute = path.join(root, ...rel.split("/"))
+  let checked: fs.Stats
+  try {
+    checked = fs.lstatSync(absolute)
+  } catch {
+    return "absent"
+  }
+  if (!checked.isFile()) return "unreadable"
+  const read = readCheckedFile(absolute, checked, (landed) => {
+    const under = relativeUnder(root, landed)
+    return under !== undefined && deniedByDefault(under) === undefined
+  })
+  return Result.isSuccess(read) ? { bytes: read.success, mode: checked.mode & 0o7777 } : "unreadable"
 }

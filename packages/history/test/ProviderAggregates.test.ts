@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { sha256 } from "./fixtures.ts"
+import { draftOf } from "./viewFixtures.ts"
 
 const env = EnvironmentId.make("env-pa")
 
@@ -206,6 +207,30 @@ describe("ProviderAggregates", () => {
           { ...cases[0]!, threadId: "T", turnId: "t" }
         ]))
         assert.strictEqual(batch._tag === "IngestError" ? batch.reason : batch._tag, "PathDenied")
+        assert.deepStrictEqual(yield* rowCounts(), before)
+      })))
+
+  it.effect("verifying an event stored before denied paths were refused does not read the denied file", () =>
+    withWorkspace((ws) =>
+      Effect.gen(function*() {
+        const pa = yield* ProviderAggregates
+        const store = yield* HistoryStore
+        fs.mkdirSync(path.join(ws, ".git"))
+        fs.writeFileSync(path.join(ws, ".git", "config"), "[credential] token = s3cret\n")
+        const text = JSON.stringify({ tool_name: "Write", tool_input: { file_path: ".git/config", content: "x\n" } })
+        // What an older ingestion stored: the record and its raw event.
+        const old = yield* store.appendRecord({
+          ...draftOf(env, "T", "t", [{ add: ".git/config", after: "x\n" }]),
+          provenance: "provider_aggregate",
+          authority: "managed_claude_patch_engine",
+          exactness: "partial"
+        }, 0)
+        yield* Effect.flatMap(Sqlite, (sql) =>
+          sql.run("test", (c) => c.run("INSERT INTO provider_events (record_id, format, payload) VALUES (?, ?, ?)", old.recordId, "claude-tool-event", text)))
+        const before = yield* rowCounts()
+        const e = yield* Effect.flip(pa.verify(old.recordId))
+        assert.strictEqual(e._tag === "IngestError" ? e.reason : e._tag, "PathDenied")
+        assert.notInclude(e.message, "s3cret")
         assert.deepStrictEqual(yield* rowCounts(), before)
       })))
 

@@ -183,6 +183,20 @@ export const treeOf = (files: Readonly<Record<string, string>>): Record<string, 
 export const makeDirectory = (dir: string): Effect.Effect<string, ScenarioError> =>
   Effect.try({ try: () => (fs.mkdirSync(dir, { recursive: true }), dir), catch: failure(`Creating the folder ${path.basename(dir)}`) })
 
+/**
+ * Creates a scratch workspace the CLI is started on: `dir` with its own state folder from the
+ * start. The scratch lies below the user's workspace (in its `.forkjoin/probe/`), and the CLI
+ * takes a folder without a state folder of its own for part of the workspace enclosing it: the
+ * scenario would then run in the user's files.
+ */
+export const makeCliWorkspace = (dir: string): Effect.Effect<string, ScenarioError> =>
+  makeDirectory(dir).pipe(
+    Effect.andThen(Effect.suspend(() => Effect.fromResult(openStateDirectory(dir))).pipe(
+      Effect.mapError((e) => new ScenarioError({ operation: `Creating the state folder of ${path.basename(dir)}`, detail: e.message, cause: e }))
+    )),
+    Effect.as(dir)
+  )
+
 // -------------------------------------------------------------------------------------
 // plans
 // -------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import {
   editTask,
   inWorkspace,
   lastJsonLine,
-  makeDirectory,
+  makeCliWorkspace,
   patchOf,
   planOf,
   records,
@@ -57,7 +57,7 @@ const MID_APPLY_FILES = { "a/x.txt": "x\n", "b/1.txt": "one\n", "b/2.txt": "two\
  */
 export const midApplyFailureRolledBack: Scenario = ({ dir, checks, forkjoin }) =>
   Effect.gen(function*() {
-    const ws = yield* makeDirectory(path.join(dir, "ws"))
+    const ws = yield* makeCliWorkspace(path.join(dir, "ws"))
     const planFile = path.join(dir, "plan.json")
     yield* writeFiles(ws, MID_APPLY_FILES)
     yield* writeFiles(dir, {
@@ -143,7 +143,7 @@ export const crashEachStageRepaired: Scenario = ({ dir, checks, forkjoin }) =>
   Effect.gen(function*() {
     const crashed = yield* Effect.forEach(STAGES, (stage) =>
       Effect.gen(function*() {
-        const ws = yield* makeDirectory(path.join(dir, `stage-${stage}`))
+        const ws = yield* makeCliWorkspace(path.join(dir, `stage-${stage}`))
         yield* writeFiles(ws, CRASH_FILES)
         const r = yield* cli(forkjoin, ["apply", "-", "--workspace", ws, "--json"], { fault: `stage:${stage}`, stdin: CRASH_PATCH })
         return { stage, ws, r }

@@ -41,7 +41,8 @@ export const create = Effect.fn("Token.create")(function*(request: {
   const layer = yield* tokenLayer(root, request.db)
   return yield* Tokens.issue(request.thread, ttlMs).pipe(
     Effect.provide(layer),
-    Effect.catchTag("TokenStoreError", (e) => Effect.fail(storeFailure(e)))
+    Effect.catchTag("TokenStoreError", (e) => Effect.fail(storeFailure(e))),
+    Effect.catchTag("TokenRequestError", (e) => Effect.fail(new UsageError({ message: `--thread: ${e.message}`, cause: e })))
   )
 })
 

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { sha256 } from "@forkjoin/patch/Bytes"
-import { ThreadId } from "@forkjoin/schema/Ids"
+import { ID_RULE, idRuleProblem, ThreadId } from "@forkjoin/schema/Ids"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -79,12 +79,36 @@ export const parseTtl = (text: string): number | undefined => {
 const TOKEN = /^fjt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/
 
 /**
- * Issues a token for `thread` valid for `ttlMs`, storing its hash.
+ * Why a token was not issued: its thread id breaks the id rule (`invalid_thread_id`). Nothing
+ * was stored.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class TokenRequestError extends Schema.TaggedError<TokenRequestError>()("TokenRequestError", {
+  code: Schema.Literal("invalid_thread_id"),
+  thread: Schema.String,
+  message: Schema.String
+}) {}
+
+
+/**
+ * Issues a token for `thread` valid for `ttlMs`, storing its hash; a thread id that breaks the
+ * id rule (`@forkjoin/schema/Ids`' `idRuleProblem`) is `TokenRequestError` and stores nothing.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const issue = Effect.fn("Tokens.issue")(function*(thread: ThreadId, ttlMs: number = DEFAULT_TTL_MS) {
+  // Checked again here, whatever the caller decoded: a token's thread names scopes downstream.
+  const problem = idRuleProblem(thread)
+  if (problem !== undefined) {
+    return yield* new TokenRequestError({
+      code: "invalid_thread_id",
+      thread,
+      message: `thread id ${JSON.stringify(thread)} is refused (${problem}); ${ID_RULE}`
+    })
+  }
   const store = yield* TokenStore
   const now = yield* Clock.currentTimeMillis
   const tokenId = randomBytes(8).toString("hex")

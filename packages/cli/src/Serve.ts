@@ -25,6 +25,8 @@ export interface ServeRequest {
   readonly host: string
   readonly port: number
   readonly allowRemote: boolean
+  /** More names the Host header may give (`--host-name`). */
+  readonly hostNames: ReadonlyArray<string>
   /** Mint a one-time login URL for this thread (`--open-url`). */
   readonly loginThread?: string | undefined
   readonly json: boolean
@@ -48,6 +50,7 @@ export const serve = Effect.fn("Serve.serve")(function*(request: ServeRequest) {
       host: request.host,
       port: request.port,
       allowRemote: request.allowRemote,
+      hostNames: request.hostNames,
       loginThread: request.loginThread
     }).pipe(
       Effect.catchTags({

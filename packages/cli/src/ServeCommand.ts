@@ -13,7 +13,7 @@ import { reportFailure } from "./internal/errors.ts"
 import { dbFlag, workspaceFlag } from "./internal/flags.ts"
 
 /**
- * `forkjoin serve --workspace DIR [--db FILE] [--host H] [--port N] [--allow-remote] [--open-url [--thread T]] [--json]`.
+ * `forkjoin serve --workspace DIR [--db FILE] [--host H] [--port N] [--allow-remote] [--host-name NAME]... [--open-url [--thread T]] [--json]`.
  *
  * @category constructors
  * @since 0.1.0
@@ -37,6 +37,14 @@ export const serve = Command.make(
     allowRemote: Flag.Boolean("allow-remote").pipe(
       Flag.withDescription("Allow binding a non-loopback address (anyone who can reach it still needs a token)"),
       Flag.withDefault(false)
+    ),
+    hostName: Flag.String("host-name").pipe(
+      Flag.withMetavar("NAME"),
+      Flag.withDescription(
+        "Also answer requests whose Host header names NAME, like a proxy's or DNS name for this server (repeatable; " +
+          "without it only 127.0.0.1, localhost and [::1] are answered on loopback, the --host address otherwise)"
+      ),
+      Flag.atLeast(0)
     ),
     openUrl: Flag.Boolean("open-url").pipe(
       Flag.withDescription("Also print a one-time login URL for the web page (its code is exchanged for a session token)"),
@@ -62,6 +70,7 @@ export const serve = Command.make(
         host: input.host,
         port: input.port,
         allowRemote: input.allowRemote,
+        hostNames: input.hostName,
         loginThread: input.openUrl ? Option.getOrElse(input.thread, () => ThreadId.make("cli")) : undefined,
         json: input.json
       })
@@ -73,7 +82,8 @@ export const serve = Command.make(
     "Serve the workspace over HTTP until interrupted: one resident process that keeps the engine and the history " +
       "open. API under /v1/ (apply, the four history views, merge runs and conflicts, resolve, rollback, provider " +
       "events, view grants, a live event stream), its OpenAPI document at /openapi.json, and the history web page " +
-      "at /. Every /v1/ request needs 'Authorization: Bearer <token>' from 'forkjoin token create'. The first " +
+      "at /. Every /v1/ request needs 'Authorization: Bearer <token>' from 'forkjoin token create'. Requests whose " +
+      "Host header is not one of the server's names (see --host-name) are refused with 403. The first " +
       "stdout line is 'forkjoin serve: listening on http://HOST:PORT'. Exit 130 when stopped (Ctrl-C, SIGTERM), 1 on a failure, 2 " +
       "usage error (a refused bind included)."
   ),

@@ -3,10 +3,12 @@
  * database open and serves many clients over HTTP — the `GatewayApi` under `/v1/` behind bearer
  * tokens bound to threads, `/openapi.json`, the history page at `/`, view grants at
  * `/view/{grant}` and the live event stream at `/v1/events`. Binds loopback unless told
- * otherwise (a non-loopback host needs `allowRemote`).
+ * otherwise (a non-loopback host needs `allowRemote`), answers only requests whose `Host` is one
+ * of its names, and keeps its absolute paths out of error bodies (`internal/boundary.ts`).
  *
  * It owns assembling the server (services over ONE history connection, handlers, routes, body
- * limit, bind address, and the fast `POST /v1/apply` path placed in front of the router). It
+ * limit, bind address, the Host check, and the fast `POST /v1/apply` path placed in front of the
+ * router). It
  * does not own the contract (`GatewayApi`), tokens (`Tokens`), grants (`ViewGrants`) nor the
  * command line (`forkjoin serve` in the CLI).
  *
@@ -19,6 +21,7 @@ import { ProviderAggregates } from "@forkjoin/history/ProviderAggregates"
 import { HistoryViews } from "@forkjoin/history/Views"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import type { EngineError } from "@forkjoin/schema/EngineError"
+import { ID_RULE, idRuleProblem } from "@forkjoin/schema/Ids"
 import * as ByteSize from "effect/ByteSize"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -38,6 +41,7 @@ import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 import * as path from "node:path"
 import { Authorization, Caller, GatewayApi, Unauthorized } from "./GatewayApi.ts"
 import { toApiError } from "./internal/access.ts"
+import { allowedHostNames, hostNameOf, hostRefusal, isAllowedHost, makeRedact, redactResponse, refusalResponse } from "./internal/boundary.ts"
 import { type Front, makeFastApply } from "./internal/fastApply.ts"
 import { v1Handlers } from "./internal/handlers.ts"
 import { extraRoutes, type LoginCodes } from "./internal/routes.ts"
@@ -49,9 +53,9 @@ import { makeGrants } from "./ViewGrants.ts"
 /**
  * How to serve: the workspace `root`, its history database (default
  * `<root>/.forkjoin/history.db`), the bind `host` (default `127.0.0.1`) and `port` (default
- * 7420, `0` picks a free one), `allowRemote` for a non-loopback host, the request body cap
- * (default 64 MiB), the event stream's poll interval, and `loginThread`: when set, a one-time
- * login code for that thread is minted (`loginUrl`).
+ * 7420, `0` picks a free one), `allowRemote` for a non-loopback host, `hostNames` it also
+ * answers for, the request body cap (default 64 MiB), the event stream's poll interval, and
+ * `loginThread`: when set, a one-time login code for that thread is minted (`loginUrl`).
  *
  * @category models
  * @since 0.1.0
@@ -62,6 +66,11 @@ export interface ServeOptions {
   readonly host?: string | undefined
   readonly port?: number | undefined
   readonly allowRemote?: boolean | undefined
+  /**
+   * More names the `Host` header may give (`--host-name`), beside the bound address (and
+   * `127.0.0.1`, `localhost`, `[::1]` on a loopback or every-address bind).
+   */
+  readonly hostNames?: ReadonlyArray<string> | undefined
   readonly maxBodyBytes?: number | undefined
   readonly pollMs?: number | undefined
   readonly loginThread?: string | undefined
@@ -89,16 +98,26 @@ export interface Running {
 
 /**
  * Why the gateway did not start: a non-loopback host without `allowRemote` (`RemoteRefused`),
- * the address in use or not bindable (`Bind`), or the workspace/database (`Workspace`).
+ * a `hostNames` entry that is not a host name (`HostName`), a `loginThread` that breaks the id
+ * rule (`Thread`), the address in use or not bindable (`Bind`), or the workspace/database
+ * (`Workspace`).
  *
  * @category errors
  * @since 0.1.0
  */
 export class GatewayError extends Schema.TaggedError<GatewayError>()("GatewayError", {
-  reason: Schema.Literals(["RemoteRefused", "Bind", "Workspace"]),
+  reason: Schema.Literals(["RemoteRefused", "HostName", "Thread", "Bind", "Workspace"]),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect())
 }) {}
+
+const realpathOrNone = (file: string): Array<string> => {
+  try {
+    return [fs.realpathSync(file)]
+  } catch {
+    return []
+  }
+}
 
 /**
  * The default port: 7420.
@@ -170,7 +189,7 @@ const makeCodes = (): LoginCodes & { readonly mint: (thread: string, now: number
 
 const tooLarge = (limit: number) =>
   HttpServerResponse.jsonUnsafe(
-    { _tag: "PayloadTooLarge", message: `the request body is over the ${limit}-byte limit; nothing was written` },
+    { _tag: "PayloadTooLarge", code: "body_too_large", message: `the request body is over the ${limit}-byte limit; nothing was written` },
     { status: 413 }
   )
 
@@ -178,14 +197,16 @@ const tooLarge = (limit: number) =>
  * A node:http server whose `request` event goes first to a front handler (the fast apply path),
  * then to its listeners (the effect router) when the front does not take it. Overriding `emit`
  * keeps the router's own listener, its `checkContinue` and `upgrade` handling and its shutdown
- * as they are.
+ * as they are. The front gets only requests whose `Host` is one of the server's names
+ * (`admits`); the router refuses the others.
  */
 class FrontedServer extends Server {
   front: Front | undefined = undefined
+  admits: (host: string | undefined) => boolean = () => false
   override emit(event: string, ...args: Array<unknown>): boolean {
     if (event === "request" && this.front !== undefined) {
       const [request, response] = args as [IncomingMessage, ServerResponse]
-      if (this.front(request, response, (q, s) => void super.emit("request", q, s))) return true
+      if (this.admits(request.headers.host) && this.front(request, response, (q, s) => void super.emit("request", q, s))) return true
     }
     return super.emit(event, ...args)
   }
@@ -209,6 +230,26 @@ export const serve = (
         message: `refusing to bind ${host}: it is not a loopback address; pass --allow-remote to serve other machines`
       })
     }
+    const hostNames: Array<string> = []
+    for (const given of options.hostNames ?? []) {
+      const name = hostNameOf(given)
+      if (name === undefined) {
+        return yield* new GatewayError({
+          reason: "HostName",
+          message: `--host-name '${given}' is not a host name; give a DNS name or an address as clients write it in the URL ` +
+            "(like gw.example.com or 10.0.0.5), without a scheme, a port or a path"
+        })
+      }
+      hostNames.push(name)
+    }
+    const allowedHosts = allowedHostNames(host, isLoopback(host), hostNames)
+    const loginProblem = options.loginThread === undefined ? undefined : idRuleProblem(options.loginThread)
+    if (loginProblem !== undefined) {
+      return yield* new GatewayError({
+        reason: "Thread",
+        message: `--thread '${options.loginThread}' cannot have a login link (${loginProblem}); ${ID_RULE}`
+      })
+    }
     const root = yield* Effect.try({
       try: () => fs.realpathSync(options.root),
       catch: (cause) => new GatewayError({ reason: "Workspace", message: `workspace '${options.root}' cannot be opened`, cause })
@@ -223,8 +264,12 @@ export const serve = (
       Layer.provide(authorizationLayer),
       Layer.provide(HttpApiMiddleware.layerProblemDetails({ includeDetails: true }))
     )
-    const app = Layer.mergeAll(api, extraRoutes({ grants, codes }))
+    // Every error body the router sends, whoever wrote it, names workspace-relative paths only.
+    const redaction = HttpRouter.middleware((effect) => Effect.map(effect, redactResponse(redact)), { global: true })
+    const app = Layer.mergeAll(api, extraRoutes({ grants, codes }), redaction)
     const services = yield* Layer.build(servicesLayer(root, db))
+    // The database exists now: its real path is known too.
+    const redact = makeRedact([...new Set([root, path.resolve(options.root)])], [...new Set([path.resolve(db), ...realpathOrNone(db)])])
     const nodeServer = new FrontedServer()
     const server = HttpRouter.serve(app, {
       disableLogger: true,
@@ -233,6 +278,9 @@ export const serve = (
       routerConfig: { maxParamLength: 8192 },
       middleware: (effect) =>
         Effect.flatMap(Effect.service(HttpServerRequest), (request) => {
+          // Before anything else: a page of another site that points its DNS name here gets nothing.
+          const refused = hostRefusal(request.headers.host, allowedHosts)
+          if (refused !== undefined) return Effect.succeed(refusalResponse(refused))
           const length = Number(request.headers["content-length"] ?? "0")
           return length > maxBody ? Effect.succeed(tooLarge(maxBody)) : effect
         })
@@ -248,7 +296,8 @@ export const serve = (
       Effect.catchTag("ServeError", (cause) =>
         Effect.fail(new GatewayError({ reason: "Bind", message: `cannot listen on ${host}:${options.port ?? DEFAULT_PORT}: ${cause.message}`, cause })))
     )
-    if (options.fastApply !== false) nodeServer.front = makeFastApply(services, maxBody)
+    nodeServer.admits = (header) => isAllowedHost(header, allowedHosts)
+    if (options.fastApply !== false) nodeServer.front = makeFastApply(services, maxBody, redact)
     const address = Context.get(built, HttpServer.HttpServer).address
     const port = address._tag === "UnixPathAddress" ? 0 : address.port
     baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}`

@@ -127,7 +127,7 @@ const paging = {
 
 /**
  * One event of `GET /v1/events` (server-sent events, `text/event-stream`): `hello` first (the
- * caller's thread and the last commit ordinal), then `record` for each committed record the
+ * caller's thread), then `record` for each committed record the
  * caller sees and `run` when a visible run's status or update time changes. Each `data` is the
  * JSON of the payload; a `: keep-alive` comment comes every 15 s of quiet.
  *
@@ -137,7 +137,7 @@ const paging = {
 export const StreamEvent = Schema.Union([
   Schema.Struct({
     event: Schema.Literal("hello"),
-    data: Schema.fromJsonString(Schema.Struct({ thread: ThreadId, lastOrdinal: Schema.Number }))
+    data: Schema.fromJsonString(Schema.Struct({ thread: ThreadId }))
   }),
   Schema.Struct({ event: Schema.Literal("record"), data: Schema.fromJsonString(PatchHistoryRecord) }),
   Schema.Struct({ event: Schema.Literal("run"), data: Schema.fromJsonString(MergeRun) })

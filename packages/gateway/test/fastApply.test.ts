@@ -170,7 +170,7 @@ describe("the fast apply path", () => {
     const server = http.createServer()
     try {
       const services = await Effect.runPromise(Layer.buildWithScope(servicesLayer(w.ws, w.db), scope))
-      const front = makeFastApply(services, CAP)
+      const front = makeFastApply(services, CAP, (text) => text)
       const routed: Array<string> = []
       // The stand-in router answers 599 with the body it could still read, so a hand-over that lost the body shows.
       server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {

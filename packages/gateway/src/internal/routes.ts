@@ -10,6 +10,7 @@ import { MergeStore } from "@forkjoin/history/MergeStore"
 import { HistoryViews } from "@forkjoin/history/Views"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { ThreadId } from "@forkjoin/schema/Ids"
+import * as ByteSize from "effect/ByteSize"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -17,9 +18,11 @@ import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { MaxBodySize } from "effect/http/HttpServerRequest"
 import * as Tokens from "../Tokens.ts"
 import { type Grants, isBinary, MAX_VIEW_BYTES, renderFile } from "../ViewGrants.ts"
 import { sees } from "./access.ts"
+import { refusalResponse, UNAUTHENTICATED_BODY_LIMIT, unauthenticatedBodyRefusal } from "./boundary.ts"
 import { PAGE_HTML } from "./page.ts"
 
 const json = (status: number, body: unknown) => HttpServerResponse.jsonUnsafe(body, { status })
@@ -83,10 +86,14 @@ const view = (grants: Grants) =>
         : HttpServerResponse.text(renderFile(claims, text), { contentType: "text/html; charset=utf-8", headers })
     }))
 
+// The one route that reads a body before any token is checked: JSON with a declared length of
+// at most 8 KiB, refused from its headers before a byte is read (`unauthenticatedBodyRefusal`).
 const exchange = (codes: LoginCodes) =>
   HttpRouter.add("POST", "/auth/exchange", (request) =>
     Effect.gen(function*() {
-      const body = yield* Effect.result(request.json)
+      const refused = unauthenticatedBodyRefusal(request.headers)
+      if (refused !== undefined) return refusalResponse(refused)
+      const body = yield* Effect.result(Effect.provideService(request.json, MaxBodySize, ByteSize.bytes(UNAUTHENTICATED_BODY_LIMIT)))
       const code = Result.isSuccess(body) && typeof body.success === "object" && body.success !== null && "code" in body.success
         ? String(body.success.code)
         : ""
@@ -105,7 +112,8 @@ const sse = (event: string, data: unknown) => encoder.encode(`event: ${event}\nd
  * endpoint is `GatewayApi`'s, so the OpenAPI document describes it): records committed by any
  * process (read after the last ordinal seen) and runs whose status or outcomes changed, only
  * those the caller sees. Woken by the engine's event PubSub for this server's own applies, and
- * every `pollMs` for other processes'.
+ * every `pollMs` for other processes'. `hello` names the caller's thread only: the commit count
+ * it starts after is the whole workspace's, other threads' commits included.
  */
 export const eventStream = (caller: ThreadId, pollMs: number) =>
   Effect.gen(function*() {
@@ -146,7 +154,7 @@ export const eventStream = (caller: ThreadId, pollMs: number) =>
     }).pipe(Effect.orElseSucceed(() => [] as Array<Uint8Array>), Effect.provideService(HistoryViews, views))
     const wake = Stream.merge(Stream.tick(`${pollMs} millis`), Stream.map(Stream.fromPubSub(engine.events), () => undefined))
     const body = Stream.concat(
-      Stream.make(sse("hello", { thread: caller, lastOrdinal: last })),
+      Stream.make(sse("hello", { thread: caller })),
       wake.pipe(Stream.mapEffect(() => poll), Stream.flattenIterable)
     )
     return HttpServerResponse.stream(body, {

@@ -164,6 +164,23 @@ describe("the workspace a command works on", () => {
     expect(fs.readFileSync(path.join(ws, "second.txt"), "utf8")).toBe("2\n")
   })
 
+  it("a folder inside a workspace's .forkjoin (a scratch workspace, like the probe's) is its own workspace", () => {
+    const { ws } = makeSandbox()
+    expect(runCli(["apply", "--workspace", ws], { stdin: patch("*** Add File: first.txt", "+1") }).status).toBe(0)
+    const scratch = path.join(ws, ".forkjoin", "scratch", "one")
+    fs.mkdirSync(scratch, { recursive: true })
+    const r = runCli(["apply", "--workspace", scratch, "--json"], { stdin: patch("*** Add File: s.txt", "+s") })
+    expect(r.status).toBe(0)
+    expect(r.stderr).not.toContain("is inside the workspace")
+    expect(fs.readFileSync(path.join(scratch, "s.txt"), "utf8")).toBe("s\n")
+    expect(fs.existsSync(path.join(ws, "s.txt"))).toBe(false)
+    // Run from inside it without --workspace: the same.
+    const here = runCli(["apply", "--json"], { cwd: scratch, stdin: patch("*** Add File: t.txt", "+t") })
+    expect(here.status).toBe(0)
+    expect(fs.existsSync(path.join(scratch, "t.txt"))).toBe(true)
+    expect(fs.existsSync(path.join(ws, "t.txt"))).toBe(false)
+  })
+
   it("in a git repository without .forkjoin, the git root is the workspace", () => {
     const { dir } = makeSandbox()
     const repo = path.join(dir, "repo")

@@ -23,9 +23,14 @@ import { fromHistoryOpen, UsageError } from "./errors.ts"
 import { NEAREST_WORKSPACE } from "./flags.ts"
 import { writeStderr } from "./output.ts"
 
-/** The nearest of `start` and its parents holding an entry named `marker` (a folder or a link for `.forkjoin`). */
+/**
+ * The nearest of `start` and its parents holding an entry named `marker` (a folder or a link for
+ * `.forkjoin`). The walk never climbs out of a state folder: a scratch workspace forkjoin keeps
+ * inside `.forkjoin/` (the probe's) is its own workspace, never the one whose state it sits in.
+ */
 const findUp = (start: string, marker: string, folderOnly: boolean): string | undefined => {
   for (let dir = start;; dir = path.dirname(dir)) {
+    if (path.basename(dir) === STATE_DIRECTORY) return undefined
     const stat = fs.lstatSync(path.join(dir, marker), { throwIfNoEntry: false })
     if (stat !== undefined && (!folderOnly || stat.isDirectory() || stat.isSymbolicLink())) return dir
     if (path.dirname(dir) === dir) return undefined

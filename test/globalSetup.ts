@@ -11,6 +11,8 @@ import { fileURLToPath } from "node:url"
 export const BUILT = "FORKJOIN_TEST_CLI_BUILT"
 
 export default function setup(): void {
+  // A vitest run started by a test (it inherits the variable) reuses the outer run's bundle.
+  if (process.env[BUILT] === "1") return
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
   execFileSync(process.execPath, [path.join(root, "scripts/build.mjs")], { stdio: "inherit" })
   // Test workers start after this and inherit the environment.

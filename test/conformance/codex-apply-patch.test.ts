@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import * as Result from "effect/Result"
 import { compilePatch, type FileState } from "@forkjoin/patch"
+import { withSharedFixture } from "../support/fixtures.ts"
 import { copyTree, filesOnly, projectRoot, readTree, sharedDir } from "../support/tree.ts"
 
 const fixtures = sharedDir("FORKJOIN_CONFORMANCE_DIR", "conformance/codex-apply-patch")
@@ -50,12 +51,8 @@ const applyInMemory = (tree: Map<string, Uint8Array>, text: string, preserve: bo
   return { ok: true as const, tree: next }
 }
 
-describe("codex apply_patch conformance", () => {
-  it("finds the shared fixtures", () => {
-    expect(
-      fixtures.present,
-      `conformance fixtures are absent at ${fixtures.dir}; set FORKJOIN_CONFORMANCE_DIR or provide ../shared`
-    ).toBe(true)
+describe("codex apply_patch conformance", () => withSharedFixture(fixtures, "FORKJOIN_CONFORMANCE_DIR", () => {
+  it("finds the 25 upstream scenarios", () => {
     expect(scenarios.length).toBe(25)
   })
 
@@ -88,4 +85,4 @@ describe("codex apply_patch conformance", () => {
       }
     })
   })
-})
+}))

@@ -95,7 +95,7 @@ describe("forkjoin run --export-only", () => {
     ["unknown action name", { schemaVersion: 1, tasks: [editTask("t", ["src"], [{ finish: {} }, { rm_rf: {} }])] }, /\$\.tasks\[0\]\.actions\[1\].*unknown action "rm_rf"/],
     ["wrong type", { schemaVersion: 1, tasks: [{ ...editTask("t", ["src"], []), maxAttempts: "2" }] }, /\$\.tasks\[0\]\.maxAttempts/],
     ["excess property", { schemaVersion: 1, tasks: [{ ...editTask("t", ["src"], []), prompt2: 1 }] }, /\$\.tasks\[0\]\.prompt2/],
-    ["bad task id", { schemaVersion: 1, tasks: [editTask("../evil", ["src"], [])] }, /\$\.tasks\[0\]\.id.*TaskId/],
+    ["bad task id", { schemaVersion: 1, tasks: [editTask("../evil", ["src"], [])] }, /\$\.tasks\[0\]\.id: the id "\.\.\/evil" is refused \(it has a "\.\." segment\)/],
     ["wrong schemaVersion", { schemaVersion: 2, tasks: [] }, /\$\.schemaVersion/],
     ["not JSON", "{ nope", /at \$: not valid JSON/]
   ]

@@ -266,7 +266,7 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
   for (const r of o.results) {
     if (r.status !== "finished") lines.push(`  child ${r.id} ended ${r.status} after ${r.attempts} attempt(s)`)
   }
-  const readOnly = o.run.mergePlan.readOnlyResultIds
+  const readOnly: ReadonlyArray<string> = o.run.mergePlan.readOnlyResultIds
   const width = Math.max(5, ...o.run.outcomes.map((c) => c.childId.length), ...readOnly.map((id) => id.length)) + 2
   lines.push(`  ${pad("child", width)} ${pad("status", 32)}detail`)
   // Task order (the children's results are in it; a resumed run has none: outcomes, then read-only).

@@ -20,6 +20,7 @@ import {
   TimelinePage,
   TurnPage
 } from "@forkjoin/schema/HistoryViews"
+import { ThreadsPage } from "@forkjoin/schema/WorkspaceIndex"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
@@ -27,6 +28,7 @@ import * as path from "node:path"
 import { replacedExistingFile } from "./Apply.ts"
 import { HistoryCommandError, toHistoryCommandError, UsageError } from "./internal/errors.ts"
 import { ensureStateFolder, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+import { readAgentSessions, readRuns, type ThreadOrigin, threadOrigins } from "./internal/workspaceIndex.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -41,7 +43,10 @@ import { ensureStateFolder, historyDbOf, resolveWorkspace } from "./internal/wor
 export interface HistoryTarget {
   readonly workspace: string
   readonly db?: string | undefined
-  /** The caller's thread (default `cli`, as `forkjoin apply` records). */
+  /**
+   * The caller's thread (default `cli`, as `forkjoin apply` records). Without it the views
+   * show the workspace's whole history, every thread: the local user owns all of it.
+   */
   readonly thread?: string | undefined
 }
 
@@ -68,6 +73,7 @@ export type ViewRequest =
   | { readonly view: "turn"; readonly turn: string }
   | { readonly view: "diff"; readonly target: string; readonly maxLines?: number | undefined }
   | { readonly view: "file"; readonly path: string; readonly detectGaps: boolean }
+  | { readonly view: "threads" }
 
 /**
  * A page of any view, tagged with the view's name.
@@ -80,6 +86,19 @@ export type ViewResult =
   | { readonly view: "turn"; readonly page: TurnPage }
   | { readonly view: "diff"; readonly page: DiffPage }
   | { readonly view: "file"; readonly page: FilePage }
+  | { readonly view: "threads"; readonly page: ThreadsPage }
+
+/**
+ * A page with, when it is an empty first page of a timeline, where the records are instead.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ViewAnswer = ViewResult & {
+  readonly hint?: string | undefined
+  /** For the threads view: which run (and child, and agent session) made each thread. */
+  readonly origins?: ReadonlyMap<string, ThreadOrigin> | undefined
+}
 
 // -------------------------------------------------------------------------------------
 // effectful shell
@@ -103,11 +122,11 @@ export const openTarget = (target: HistoryTarget, options?: { readonly create?: 
     if (options?.create !== true && !fs.existsSync(db)) {
       return yield* new HistoryCommandError({
         code: "no_history",
-        message: `no patch history at ${db}: nothing was recorded in this workspace yet (run 'forkjoin apply'), ` +
+        message: `no patch history at ${db}: no records yet (forkjoin apply, run and agent write them), ` +
           "or pass --db FILE"
       })
     }
-    return { root, db, environmentId: environmentIdOf(root), caller: target.thread ?? "cli" }
+    return { root, db, environmentId: environmentIdOf(root), caller: target.thread ?? "cli", everyThread: target.thread === undefined }
   })
 
 /**
@@ -118,15 +137,24 @@ export const openTarget = (target: HistoryTarget, options?: { readonly create?: 
  */
 export const view = Effect.fn("History.view")(function*(target: HistoryTarget, paging: Paging, request: ViewRequest) {
   const t = yield* openTarget(target)
-  const base = { caller: t.caller, cursor: paging.cursor, limit: paging.limit, maxBytes: paging.maxBytes }
+  const base = { caller: t.caller, everyThread: t.everyThread, cursor: paging.cursor, limit: paging.limit, maxBytes: paging.maxBytes }
   return yield* Effect.gen(function*() {
     const views = yield* HistoryViews
     switch (request.view) {
-      case "timeline":
-        return {
-          view: "timeline",
-          page: yield* views.timeline({ ...base, thread: request.of, turn: request.turn, descendants: request.descendants })
-        } as const
+      case "timeline": {
+        const page = yield* views.timeline({ ...base, thread: request.of, turn: request.turn, descendants: request.descendants })
+        if (page.items.length > 0 || paging.cursor !== undefined) return { view: "timeline", page } as const
+        // An empty answer says where the records are, so nobody is left with "0 records".
+        const everywhere = yield* views.threads({ caller: t.caller, everyThread: true, limit: 1000 })
+        const withRecords = everywhere.items.filter((i) => i.records > 0).map((i) => i.threadId)
+        const asked = request.turn !== undefined ? `turn ${request.turn}` : t.everyThread && request.of === undefined ? undefined : `thread ${request.of ?? t.caller}`
+        return { view: "timeline", page, hint: emptyHint(asked, withRecords) } as const
+      }
+      case "threads": {
+        const page = yield* views.threads(base)
+        const origins = threadOrigins(yield* readRuns(t.db, t.environmentId), yield* readAgentSessions(t.root))
+        return { view: "threads", page, origins } as const
+      }
       case "turn":
         return { view: "turn", page: yield* views.turn({ ...base, turn: request.turn }) } as const
       case "diff":
@@ -147,7 +175,21 @@ export const view = Effect.fn("History.view")(function*(target: HistoryTarget, p
 // rendering
 // -------------------------------------------------------------------------------------
 
-const PAGE_SCHEMAS = { timeline: TimelinePage, turn: TurnPage, diff: DiffPage, file: FilePage } as const
+/**
+ * What an empty timeline says: that this workspace has no records yet and what writes them,
+ * or that `asked` (a thread or turn) has none and which threads have some.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const emptyHint = (asked: string | undefined, threadsWithRecords: ReadonlyArray<string>): string =>
+  threadsWithRecords.length === 0
+    ? "no records yet: forkjoin apply, forkjoin run and forkjoin agent write them"
+    : `no records in ${asked ?? "this view"}; this workspace has records in thread${threadsWithRecords.length === 1 ? "" : "s"} ` +
+      `${threadsWithRecords.slice(0, 10).join(", ")}${threadsWithRecords.length > 10 ? `, … and ${threadsWithRecords.length - 10} more` : ""}` +
+      " — run 'forkjoin history threads'"
+
+const PAGE_SCHEMAS = { timeline: TimelinePage, turn: TurnPage, diff: DiffPage, file: FilePage, threads: ThreadsPage } as const
 
 /**
  * The `--json` line of a page: `{"ok":true,"view":...,"items":[...],"coverage":{...},
@@ -156,11 +198,13 @@ const PAGE_SCHEMAS = { timeline: TimelinePage, turn: TurnPage, diff: DiffPage, f
  * @category combinators
  * @since 0.1.0
  */
-export const renderJson = (result: ViewResult): string =>
+export const renderJson = (result: ViewAnswer): string =>
   JSON.stringify({
     ok: true,
     view: result.view,
-    ...(Schema.encodeSync(PAGE_SCHEMAS[result.view] as Schema.Codec<unknown, object>)(result.page))
+    ...(Schema.encodeSync(PAGE_SCHEMAS[result.view] as Schema.Codec<unknown, object>)(result.page)),
+    ...(result.hint === undefined ? {} : { hint: result.hint }),
+    ...(result.origins === undefined ? {} : { origins: Object.fromEntries(result.origins) })
   }) + "\n"
 
 const letter = (kind: string) => (kind === "add" ? "A" : kind === "delete" ? "D" : kind === "move" ? "R" : "M")
@@ -222,10 +266,10 @@ const describeDiffFile = (gaps: boolean) => (f: RecordDiffFile): string => {
  * @category combinators
  * @since 0.1.0
  */
-export const renderText = (result: ViewResult): string => {
+export const renderText = (result: ViewAnswer): string => {
   switch (result.view) {
     case "timeline":
-      return result.page.items.map((r) =>
+      return (result.hint === undefined ? "" : `${result.hint}\n`) + result.page.items.map((r) =>
         `#${r.commitOrdinal} ${r.committedAt} ${r.threadId}/${r.turnId} ${r.transactionId} ${r.exactness} ${r.outcome}` +
         ` [${r.provenance}]: ${changeList(r.changes)}\n`
       ).join("") + footer(result.page, true)
@@ -241,7 +285,27 @@ export const renderText = (result: ViewResult): string => {
         `${i.change.moveFrom === undefined ? "" : `${i.change.moveFrom} -> `}${i.change.path} ${i.exactness} ${i.outcome} [${i.provenance}]` +
         `${i.outcome !== "gap" && replacedExistingFile(i.change) ? ` (${REPLACED})` : ""}\n`
       ).join("") + footer(result.page, true)
+    case "threads":
+      return threadsText(result.page, result.origins ?? new Map())
   }
+}
+
+const originText = (o: ThreadOrigin | undefined): string =>
+  o === undefined
+    ? ""
+    : `  made by run ${o.runId}${o.childId === undefined ? "" : ` (child ${o.childId})`}${o.agentId === undefined ? "" : `, started by agent ${o.agentId}`}`
+
+/** One line per thread: id, parent, records, first and last record time, and who made it. */
+const threadsText = (page: ThreadsPage, origins: ReadonlyMap<string, ThreadOrigin>): string => {
+  if (page.items.length === 0) return "no threads yet: forkjoin apply, forkjoin run and forkjoin agent write records\n"
+  const lines = page.items.map((t) =>
+    `${t.threadId}  parent ${t.parentThreadId ?? "-"}  ${t.records} record(s)` +
+    `${t.firstRecordAt === null ? "" : `  ${t.firstRecordAt} .. ${t.lastRecordAt}`}${originText(origins.get(t.threadId))}`
+  )
+  if (page.truncated) lines.push(`truncated: a cap was applied (max ${page.caps.maxBytes} bytes)`)
+  if (page.nextCursor !== null) lines.push(`more: --cursor ${page.nextCursor}`)
+  lines.push("a thread's records: forkjoin history timeline --of THREAD")
+  return lines.join("\n") + "\n"
 }
 
 // -------------------------------------------------------------------------------------

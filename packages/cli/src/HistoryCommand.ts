@@ -23,7 +23,9 @@ const common = {
   db: dbFlag,
   thread: Flag.String("thread").pipe(
     Flag.withMetavar("ID"),
-    Flag.withDescription("The caller's thread (default 'cli'): the query sees it and its registered descendants only"),
+    Flag.withDescription(
+      "Answer as this thread: the query sees it and its registered descendants only (default: the whole workspace, every thread)"
+    ),
     Flag.optional
   ),
   json: Flag.Boolean("json").pipe(
@@ -96,7 +98,7 @@ const timeline = Command.make(
     ...common,
     of: Flag.String("of").pipe(
       Flag.withMetavar("THREAD"),
-      Flag.withDescription("Whose timeline: the caller's thread (default) or one of its descendants"),
+      Flag.withDescription("Whose timeline: one thread (see 'history threads'); default every thread, or the --thread's"),
       Flag.optional
     ),
     turn: Flag.String("turn").pipe(
@@ -118,14 +120,16 @@ const timeline = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "List a thread's records in commit order, one line each: #N (the commit ordinal), commit time, thread/turn, " +
+    "List the records in commit order (every thread's by default; --of picks one, --thread answers as a thread), one line each: #N (the commit ordinal), commit time, thread/turn, " +
       "transaction id, exactness, outcome, provenance and the changed paths (the first 10; 'history diff' shows " +
-      "them all and takes the #N or the transaction id). --of picks a descendant thread, --turn a turn's records, " +
-      "--descendants interleaves the thread's descendants. The coverage line counts the records on this page."
+      "them all and takes the #N or the transaction id). --of picks a thread, --turn a turn's records, " +
+      "--descendants interleaves the thread's descendants. The coverage line counts the records on this page. An empty " +
+      "answer says which threads have records ('forkjoin history threads' lists them)."
   ),
   Command.withShortDescription("A thread's or turn's records in commit order"),
   Command.withExamples([
-    { command: "forkjoin history timeline --workspace .", description: "The records forkjoin apply made here (thread 'cli')" },
+    { command: "forkjoin history timeline --workspace .", description: "Every record of the workspace, whichever command wrote it" },
+    { command: "forkjoin history timeline --of agent --descendants", description: "The records of forkjoin agent and its children" },
     { command: "forkjoin history timeline --workspace . --turn t1 --json", description: "One turn's records, as one JSON line" }
   ])
 )
@@ -201,7 +205,41 @@ const file = Command.make(
   ])
 )
 
-const { cursor: _c, limit: _l, maxBytes: _m, ...target } = common
+const threads = Command.make(
+  "threads",
+  {
+    ...common,
+    json: jsonFlag(
+      "{\"ok\":true,\"view\":\"threads\",\"items\":[{\"threadId\",\"parentThreadId\",\"records\",\"firstRecordAt\",\"lastRecordAt\"}]," +
+        "\"truncated\",\"nextCursor\",\"caps\",\"origins\":{THREAD:{\"runId\",\"childId\",\"agentId\"}}}"
+    )
+  },
+  (input) => runView("threads", input, { view: "threads" })
+).pipe(
+  Command.withDescription(
+    "List the threads of the workspace's history by id, one line each: its parent, how many records it holds, when the " +
+      "first and last were committed, and the run (and child, and forkjoin agent session) that made it. forkjoin apply " +
+      "writes thread 'cli', forkjoin agent 'agent', forkjoin mcp 'mcp', a run's children '<run-id>/<task-id>'. With " +
+      "--thread, only that thread and its descendants."
+  ),
+  Command.withShortDescription("Where the records are: every thread, its parent, records and who made it"),
+  Command.withExamples([
+    { command: "forkjoin history threads", description: "Every thread with its record count" },
+    { command: "forkjoin history timeline --of THREAD", description: "Then one thread's records" }
+  ])
+)
+
+const { cursor: _c, limit: _l, maxBytes: _m, ...viewTarget } = common
+
+// Ingestion, verification and the git export act as one thread: 'cli' unless --thread says otherwise.
+const target = {
+  ...viewTarget,
+  thread: Flag.String("thread").pipe(
+    Flag.withMetavar("ID"),
+    Flag.withDescription("The caller's thread (default 'cli')"),
+    Flag.optional
+  )
+}
 
 const ingest = Command.make(
   "ingest",
@@ -346,9 +384,10 @@ export const history = Command.make("history").pipe(
   Command.withDescription(
     "Query the workspace's patch history. Every answer carries coverage (exact / partial / uncertain " +
       "records, gaps, provider aggregates and how many were verified), whether a cap truncated it, and a cursor " +
-      "for the next page. A query sees the caller's thread (--thread, default 'cli') and its registered descendants. " +
+      "for the next page. A query sees the whole workspace, every thread ('history threads' lists them); with " +
+      "--thread ID it answers as that thread and sees it and its registered descendants only. " +
       "History commands read the database as it is; run 'forkjoin repair' first after a crash."
   ),
-  Command.withShortDescription("Query the patch history: timeline, turn, diff, file"),
-  Command.withSubcommands([timeline, turn, diff, file, ingest, verify, exportGit])
+  Command.withShortDescription("Query the patch history: timeline, threads, turn, diff, file"),
+  Command.withSubcommands([timeline, threads, turn, diff, file, ingest, verify, exportGit])
 )

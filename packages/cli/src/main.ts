@@ -10,6 +10,7 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { CliConfig, Command, GlobalFlag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import { agent } from "./AgentCommand.ts"
+import { agents } from "./AgentsCommand.ts"
 import { apply } from "./ApplyCommand.ts"
 import { conflicts } from "./ConflictsCommand.ts"
 import { demo } from "./DemoCommand.ts"
@@ -23,6 +24,7 @@ import { repair } from "./RepairCommand.ts"
 import { resolve } from "./ResolveCommand.ts"
 import { rollback } from "./RollbackCommand.ts"
 import { run } from "./RunCommand.ts"
+import { runs } from "./RunsCommand.ts"
 import { schema } from "./SchemaCommand.ts"
 import { serve } from "./ServeCommand.ts"
 import { status } from "./StatusCommand.ts"
@@ -37,7 +39,7 @@ const forkjoin = Command.make("forkjoin").pipe(
     "Parallel AI coding agents that edit one workspace safely: one native patch engine applies every change " +
       "all or nothing."
   ),
-  Command.withSubcommands([apply, run, conflicts, resolve, rollback, status, repair, gc, history, schema, probe, gate, keygen, config, serve, token, agent, mcp, demo])
+  Command.withSubcommands([apply, run, runs, conflicts, resolve, rollback, status, repair, gc, history, schema, probe, gate, keygen, config, serve, token, agent, agents, mcp, demo])
 )
 
 // Built-ins kept: --help, --version, --completions. Dropped: --log-level (forkjoin logs nothing

@@ -80,7 +80,7 @@ describe("disjoint children (item 1)", () => {
       [mergeTransaction(out.runId, "edit-b"), `${out.runId}/edit-b`]
     ])
     // ... and another caller's scope does not see them.
-    const other = cliJson(["history", "timeline", "--workspace", c.ws, "--descendants"])
+    const other = cliJson(["history", "timeline", "--workspace", c.ws, "--thread", "cli", "--descendants"])
     expect(other.status, other.stderr).toBe(0)
     expect(other.json.items).toEqual([])
   })

@@ -22,11 +22,17 @@ export interface PageOptions {
   readonly cursor?: string | undefined
   readonly limit?: number | undefined
   readonly maxBytes?: number | undefined
+  /**
+   * The workspace's own user asks (the CLI without `--thread`): every thread of the
+   * environment is in scope, not just the caller's. Never set for a token's caller.
+   */
+  readonly everyThread?: boolean | undefined
 }
 
 /**
  * A timeline request: the records of `thread` (default: the caller's; with `descendants`,
- * its descendants' too) or of `turn`, in commit order.
+ * its descendants' too; with `everyThread` and no thread, every record) or of `turn`, in
+ * commit order.
  *
  * @category models
  * @since 0.1.0
@@ -36,6 +42,17 @@ export interface TimelineRequest extends PageOptions {
   readonly thread?: string | undefined
   readonly turn?: string | undefined
   readonly descendants?: boolean | undefined
+}
+
+/**
+ * A threads request: the caller's thread and its descendants (every thread with
+ * `everyThread`), each with its parent and record counts, ordered by thread id.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ThreadsRequest extends PageOptions {
+  readonly caller: string
 }
 
 /**

@@ -2,11 +2,13 @@
  * The history views (SPEC §4.4): `timeline` (a thread's or a turn's records in commit
  * order), `turn` (a turn's per-path net changes, moves followed), `diff` (one record, or every
  * record of a transaction, as bounded unified diffs from the blobs) and `file` (one path
- * across the caller's thread and its descendants, following moves both ways). Every response
+ * across the caller's thread and its descendants, following moves both ways), and `threads`
+ * (the threads in scope with their record counts: where the records are). Every response
  * is a page with `coverage`, `truncated`, an opaque `nextCursor` and the `caps` in force.
  *
  * Scope: every request names the caller's thread; it sees that thread and its registered
- * descendants (`HistoryStore.registerThread`), nothing else. Paths are workspace-relative
+ * descendants (`HistoryStore.registerThread`), nothing else, unless the request says
+ * `everyThread` (the workspace's own user, never a token's caller): then every thread. Paths are workspace-relative
  * (`..` pops a segment); a path outside the workspace is refused, never mapped into it. With
  * a workspace `root`, `file` first asks gap detection (`Gaps.ts`) to compare the file on disk
  * with its last recorded content and reports a difference as an unrecorded change. Views
@@ -20,6 +22,7 @@
  * @since 0.1.0
  */
 import type { DiffPage, FilePage, TimelinePage, TurnPage } from "@forkjoin/schema"
+import type { ThreadsPage } from "@forkjoin/schema/WorkspaceIndex"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -30,11 +33,12 @@ import { HistoryStore } from "./HistoryStore.ts"
 import { layerNoDeps as storeLayerNoDeps, sqliteOptions } from "./HistoryStoreSqlite.ts"
 import { diffView } from "./internal/diffView.ts"
 import { fileView, type GapCheck } from "./internal/fileView.ts"
+import { threadsView } from "./internal/threadsView.ts"
 import { timelineView } from "./internal/timelineView.ts"
 import { turnView } from "./internal/turnView.ts"
 import type { ViewContext, ViewEffect } from "./internal/viewContext.ts"
 import { Sqlite, type SqliteOptions } from "./Sqlite.ts"
-import type { DiffRequest, FileRequest, TimelineRequest, TurnRequest, ViewsConfig } from "./ViewRequests.ts"
+import type { DiffRequest, FileRequest, ThreadsRequest, TimelineRequest, TurnRequest, ViewsConfig } from "./ViewRequests.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -81,6 +85,7 @@ export type {
   DiffRequest,
   FileRequest,
   PageOptions,
+  ThreadsRequest,
   TimelineRequest,
   TurnRequest,
   ViewsConfig
@@ -105,6 +110,8 @@ export class HistoryViews extends Context.Service<HistoryViews, {
   readonly diff: (request: DiffRequest) => ViewEffect<DiffPage>
   /** One path's history across the caller's thread and descendants, moves followed both ways. */
   readonly file: (request: FileRequest) => ViewEffect<FilePage>
+  /** The threads in scope, by id, with their parents and record counts: where the records are. */
+  readonly threads: (request: ThreadsRequest) => ViewEffect<ThreadsPage>
 }>()("forkjoin/history/HistoryViews") {
   /** The views over an already provided `Sqlite` (opened with the store's migrations). */
   static readonly layerNoDeps = (config: ViewsConfig): Layer.Layer<HistoryViews, never, Sqlite> =>
@@ -154,6 +161,7 @@ export const make = (config: ViewsConfig): Effect.Effect<typeof HistoryViews.Ser
       timeline: timelineView(ctx),
       turn: turnView(ctx),
       diff: diffView(ctx),
-      file: fileView(ctx, gapCheck)
+      file: fileView(ctx, gapCheck),
+      threads: threadsView(ctx)
     })
   })

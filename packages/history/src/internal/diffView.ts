@@ -20,7 +20,7 @@ import {
   fail,
   isVerifiedIn,
   runView,
-  scopeOf,
+  requestScope,
   type ViewContext,
   type ViewEffect
 } from "./viewContext.ts"
@@ -180,10 +180,10 @@ export const diffView = (ctx: ViewContext) => (request: DiffRequest): ViewEffect
     const lim = clampLimit(request.limit)
     const maxBytes = clampBytes(request.maxBytes)
     const maxLines = clampDiffLines(request.maxLines)
-    const scope = scopeOf(c, request.caller)
+    const scope = requestScope(c, env, request)
     const records = recordsNamed(c, ctx, operation, request, scope)
     // A record id keeps its original fingerprint, so cursors issued before `target` existed still work.
-    const q = fingerprint("diff", env, request.caller, request.recordId ?? `target:${request.target}`)
+    const q = fingerprint("diff", env, request.caller, request.recordId ?? `target:${request.target}`, ...(request.everyThread === true ? ["everyThread"] : []))
     const cursor = readCursor(c, env, operation, request.cursor, q)
     // Position: record `k`, change `i`; a cursor names the record by its ordinal.
     let k = cursor === undefined ? 0 : records.findIndex((r) => r.commitOrdinal === cursor.o)

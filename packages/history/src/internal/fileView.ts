@@ -22,7 +22,7 @@ import {
   isVerifiedIn,
   prunedField,
   runView,
-  scopeOf,
+  requestScope,
   type ViewContext,
   type ViewEffect
 } from "./viewContext.ts"
@@ -93,9 +93,9 @@ export const fileView = (ctx: ViewContext, gapCheck: GapCheck) => (request: File
     return yield* runView(ctx, operation, (c): FilePage => {
       const lim = clampLimit(request.limit)
       const maxBytes = clampBytes(request.maxBytes)
-      const scope = scopeOf(c, request.caller)
+      const scope = requestScope(c, env, request)
       const scopeJson = JSON.stringify(scope)
-      const q = fingerprint("file", env, request.caller, relative)
+      const q = fingerprint("file", env, request.caller, relative, ...(request.everyThread === true ? ["everyThread"] : []))
       const cursor = readCursor(c, env, operation, request.cursor, q)
       const after = cursor?.o ?? 0
       const { capped: segCapped, segs } = segmentsOf(c, env, relative)

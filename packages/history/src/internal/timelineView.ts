@@ -1,6 +1,6 @@
 /**
  * The `timeline` view: a thread's (with its descendants, optionally) or a turn's records in
- * commit order, within the caller's scope.
+ * commit order, within the caller's scope (every record for the workspace's own user).
  */
 import type { TimelinePage } from "@forkjoin/schema"
 import type { TimelineRequest } from "../ViewRequests.ts"
@@ -12,6 +12,7 @@ import {
   decodeRow,
   fail,
   isVerifiedIn,
+  requestScope,
   runView,
   scopeOf,
   type ViewContext,
@@ -31,12 +32,24 @@ export const timelineView = (ctx: ViewContext) => (request: TimelineRequest): Vi
     }
     const lim = clampLimit(request.limit)
     const maxBytes = clampBytes(request.maxBytes)
-    const scope = scopeOf(c, request.caller)
-    const q = fingerprint("timeline", env, request.caller, request.thread, request.turn, request.descendants === true)
+    const scope = requestScope(c, env, request)
+    // The workspace's own user without a thread or turn: every record, whatever its thread.
+    const everyRecord = request.everyThread === true && request.thread === undefined && request.turn === undefined
+    const q = fingerprint(
+      "timeline",
+      env,
+      request.caller,
+      request.thread,
+      request.turn,
+      request.descendants === true,
+      ...(request.everyThread === true ? ["everyThread"] : [])
+    )
     const cursor = readCursor(c, env, operation, request.cursor, q)
     const after = cursor?.o ?? 0
     let rows: Array<RecordRow>
-    if (request.turn !== undefined) {
+    if (everyRecord) {
+      rows = c.all<RecordRow>(SQL.timelineAll, env, after, lim.limit + 1)
+    } else if (request.turn !== undefined) {
       rows = c.all<RecordRow>(SQL.timelineTurn, env, request.turn, JSON.stringify(scope), after, lim.limit + 1)
     } else {
       const thread = request.thread ?? request.caller
@@ -60,7 +73,11 @@ export const timelineView = (ctx: ViewContext) => (request: TimelineRequest): Vi
     const last = items[items.length - 1]
     // A first page of a thread's timeline also lists the conflicts its threads hold back.
     const conflicts = request.turn === undefined && cursor === undefined
-      ? conflictsIn(c, env, request.descendants === true ? scopeOf(c, request.thread ?? request.caller) : [request.thread ?? request.caller])
+      ? conflictsIn(
+        c,
+        env,
+        everyRecord ? scope : request.descendants === true ? scopeOf(c, request.thread ?? request.caller) : [request.thread ?? request.caller]
+      )
       : []
     return {
       items,

@@ -16,7 +16,7 @@ import {
   isVerifiedIn,
   prunedField,
   runView,
-  scopeOf,
+  requestScope,
   type ViewContext,
   type ViewEffect
 } from "./viewContext.ts"
@@ -30,8 +30,8 @@ export const turnView = (ctx: ViewContext) => (request: TurnRequest): ViewEffect
     checkCaller(operation, request.caller)
     const lim = clampLimit(request.limit)
     const maxBytes = clampBytes(request.maxBytes)
-    const scope = scopeOf(c, request.caller)
-    const q = fingerprint("turn", env, request.caller, request.turn)
+    const scope = requestScope(c, env, request)
+    const q = fingerprint("turn", env, request.caller, request.turn, ...(request.everyThread === true ? ["everyThread"] : []))
     const cursor = readCursor(c, env, operation, request.cursor, q)
     // The high-water ordinal pins the aggregate: records committed later do not shift pages.
     const high = cursor?.o ?? c.get<{ readonly o: number }>(SQL.maxOrdinal, env)!.o

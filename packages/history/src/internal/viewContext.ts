@@ -38,9 +38,19 @@ export const runView = <A>(ctx: ViewContext, operation: string, body: (c: Connec
     }
   }).pipe(Effect.flatMap((r) => ("refused" in r ? Effect.fail(r.refused) : Effect.succeed(r.ok))))
 
-/** The caller's thread and its registered descendants. */
-export const scopeOf = (c: Connection, caller: string): Array<string> =>
-  c.all<{ readonly t: string }>(SQL.scope, caller).map((r) => r.t)
+/**
+ * The caller's thread and its registered descendants; with `everyThread` (the workspace's own
+ * user), every thread of environment `env` too: those with records and those registered.
+ */
+export const scopeOf = (c: Connection, caller: string, everyThread?: { readonly env: EnvironmentId } | undefined): Array<string> => {
+  const own = c.all<{ readonly t: string }>(SQL.scope, caller).map((r) => r.t)
+  if (everyThread === undefined) return own
+  return [...new Set([...own, ...c.all<{ readonly t: string }>(SQL.everyThread, everyThread.env).map((r) => r.t)])]
+}
+
+/** `scopeOf` for a request that may ask for every thread (`everyThread`). */
+export const requestScope = (c: Connection, env: EnvironmentId, request: { readonly caller: string; readonly everyThread?: boolean | undefined }): Array<string> =>
+  scopeOf(c, request.caller, request.everyThread === true ? { env } : undefined)
 
 /** Decodes a record row (a row that does not decode is a corrupt store, not a refusal). */
 export const decodeRow: (operation: string, row: RecordRow) => PatchHistoryRecord = decodeRecordJsonRow

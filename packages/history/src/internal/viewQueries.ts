@@ -9,6 +9,15 @@
 export const SQL = {
   scope: "WITH RECURSIVE sub(t) AS (SELECT ? UNION SELECT th.thread_id FROM threads th JOIN sub ON th.parent_thread_id = sub.t) " +
     "SELECT t FROM sub",
+  everyThread: "SELECT DISTINCT thread_id AS t FROM records WHERE environment_id = ? UNION SELECT thread_id AS t FROM threads",
+  timelineAll: "SELECT record_id, commit_ordinal, record_json FROM records " +
+    "WHERE environment_id = ? AND commit_ordinal > ? ORDER BY commit_ordinal LIMIT ?",
+  // One row per thread in scope after the cursor's thread id: its parent and its records here.
+  threads: "SELECT s.value AS thread_id, th.parent_thread_id AS parent, COUNT(r.record_id) AS n, " +
+    "MIN(r.committed_at) AS first_at, MAX(r.committed_at) AS last_at FROM json_each(?) s " +
+    "LEFT JOIN threads th ON th.thread_id = s.value " +
+    "LEFT JOIN records r ON r.environment_id = ? AND r.thread_id = s.value " +
+    "WHERE s.value > ? GROUP BY s.value ORDER BY s.value LIMIT ?",
   recordAt: "SELECT thread_id, committed_at FROM records WHERE environment_id = ? AND commit_ordinal = ?",
   timelineThread: "SELECT record_id, commit_ordinal, record_json FROM records " +
     "WHERE environment_id = ? AND thread_id = ? AND commit_ordinal > ? ORDER BY commit_ordinal LIMIT ?",

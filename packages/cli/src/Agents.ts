@@ -1,0 +1,144 @@
+/**
+ * `forkjoin agents` and `forkjoin agents ID`: the `forkjoin agent` sessions of a workspace as
+ * their artifacts keep them (`.forkjoin/runs/<agent-id>/parent/transcript.json` and
+ * `trace.json`): task, status, when, steps and tokens; one session in full adds its tool calls,
+ * the runs it started and their children. `forkjoin mcp` keeps no session record: its joins
+ * are in `forkjoin runs`. Reads only. The flags are in `AgentsCommand.ts`.
+ *
+ * @since 0.1.0
+ */
+import { environmentIdOf } from "@forkjoin/engine/Engine"
+import { MergeRun } from "@forkjoin/schema/MergeRun"
+import { AgentSession, AgentSessionDetail } from "@forkjoin/schema/WorkspaceIndex"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import { UsageError } from "./internal/errors.ts"
+import { readAgentSessions, readRuns } from "./internal/workspaceIndex.ts"
+import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
+
+/**
+ * Every session of the workspace, oldest first.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const list = Effect.fn("Agents.list")(function*(request: { readonly workspace: string }) {
+  const root = yield* resolveWorkspace(request.workspace)
+  return (yield* readAgentSessions(root)).map((d) => d.session)
+})
+
+/**
+ * One session in full, with the runs it started (oldest first).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface AgentShow {
+  readonly detail: AgentSessionDetail
+  readonly runs: ReadonlyArray<MergeRun>
+}
+
+/**
+ * One session by id (a unique prefix of it also names it); an unknown id is a `UsageError`
+ * listing the sessions there are.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const show = Effect.fn("Agents.show")(function*(request: { readonly workspace: string; readonly db?: string | undefined; readonly id: string }) {
+  const root = yield* resolveWorkspace(request.workspace)
+  const sessions = yield* readAgentSessions(root)
+  const exact = sessions.filter((s) => s.session.agentId === request.id)
+  const matches = exact.length > 0 ? exact : sessions.filter((s) => s.session.agentId.startsWith(request.id))
+  const detail = matches[0]
+  if (detail === undefined || matches.length > 1) {
+    const known = sessions.map((s) => s.session.agentId)
+    return yield* new UsageError({
+      message: `${matches.length > 1 ? `'${request.id}' names ${matches.length} agent sessions` : `no agent session '${request.id}' in this workspace`}; ` +
+        (known.length === 0 ? "no forkjoin agent session ran here yet." : `run 'forkjoin agents' to list them (${known.length} here).`)
+    })
+  }
+  const db = historyDbOf(root, request.db)
+  const all = fs.existsSync(db) ? yield* readRuns(db, environmentIdOf(root)) : []
+  const runs = all.filter((r) => detail.session.runIds.includes(r.runId))
+  return { detail, runs } satisfies AgentShow
+})
+
+const encodeSession = Schema.encodeSync(AgentSession)
+const encodeDetail = Schema.encodeSync(AgentSessionDetail)
+const encodeRun = Schema.encodeSync(MergeRun)
+
+/**
+ * `{"ok":true,"agents":[{AgentSession}]}`.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderListJson = (sessions: ReadonlyArray<AgentSession>): string =>
+  JSON.stringify({ ok: true, agents: sessions.map((s) => encodeSession(s)) }) + "\n"
+
+const tokensOf = (s: AgentSession) => s.usage.inputTokens + s.usage.outputTokens
+
+const statusOf = (s: AgentSession) => (s.stop === undefined ? s.status : `${s.status} (${s.stop.reason})`)
+
+/**
+ * One line per session (id, status, when it ended, steps, tokens, runs, task); an empty list
+ * says what records sessions.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderListText = (sessions: ReadonlyArray<AgentSession>): string => {
+  if (sessions.length === 0) {
+    return "no agent sessions yet: forkjoin agent records one per task (forkjoin mcp keeps none; its runs are in 'forkjoin runs')\n"
+  }
+  return sessions.map((s) =>
+    `${s.agentId}  ${statusOf(s)}  ${s.endedAt}  ${s.steps} step(s)  ${tokensOf(s)} tokens  ${s.runIds.length} run(s)  ${JSON.stringify(s.task)}\n`
+  ).join("") + "details: forkjoin agents AGENT_ID\n"
+}
+
+/**
+ * `{"ok":true,"agent":{AgentSessionDetail},"runs":[{MergeRun}]}`.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderShowJson = ({ detail, runs }: AgentShow): string =>
+  JSON.stringify({ ok: true, agent: encodeDetail(detail), runs: runs.map((r) => encodeRun(r)) }) + "\n"
+
+/** A tool call's parameters on one line, at most 120 characters. */
+const paramsLine = (params: unknown): string => {
+  const text = JSON.stringify(params) ?? ""
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text
+}
+
+/**
+ * The session's summary, each tool call with its result, then each run it started with its
+ * children's outcomes.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderShowText = ({ detail, runs }: AgentShow): string => {
+  const s = detail.session
+  const lines = [
+    `agent ${s.agentId}: ${statusOf(s)}, ended ${s.endedAt}`,
+    `task: ${s.task}`,
+    `${s.steps} step(s), ${s.usage.modelCalls} model call(s), ${s.usage.inputTokens} input + ${s.usage.outputTokens} output tokens`,
+    ...(s.stop === undefined ? [] : [`stopped: ${s.stop.message}`]),
+    `tool calls (${detail.toolCalls.length}):`,
+    ...detail.toolCalls.map((c, i) =>
+      `  ${i + 1}. ${c.name} ${paramsLine(c.params)} -> ${c.ok === null ? "no result" : c.ok ? "ok" : "failed"}${c.message === null ? "" : `: ${c.message}`}`
+    ),
+    `runs started (${s.runIds.length}):`,
+    ...s.runIds.map((id) => {
+      const run = runs.find((r) => r.runId === id)
+      return run === undefined
+        ? `  ${id}: not in this history`
+        : `  ${id}  ${run.status}  ${run.outcomes.map((o) => `${o.childId} ${o.status}`).join(", ") || "no children"}`
+    }),
+    `transcript: ${s.transcript}`
+  ]
+  return lines.join("\n") + "\n"
+}

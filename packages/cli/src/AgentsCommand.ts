@@ -1,0 +1,60 @@
+/**
+ * The `forkjoin agents` command: flags and help, wired to `Agents.ts`.
+ *
+ * @since 0.1.0
+ */
+import { Argument, Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { reportFailure } from "./internal/errors.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { writeStdout } from "./internal/output.ts"
+
+/**
+ * `forkjoin agents [AGENT_ID] [--workspace DIR] [--db FILE] [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const agents = Command.make(
+  "agents",
+  {
+    id: Argument.String("AGENT_ID").pipe(
+      Argument.withDescription("One session to show in full (its id as 'forkjoin agents' lists it, or a unique prefix)"),
+      Argument.optional
+    ),
+    workspace: workspaceFlag(),
+    db: dbFlag,
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription(
+        "Print one JSON line: {\"ok\":true,\"agents\":[{agentId,task,status,steps,usage,runIds,endedAt,transcript}]}; " +
+          "with AGENT_ID {\"ok\":true,\"agent\":{session,toolCalls,messages},\"runs\":[...]}"
+      ),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.agents")(
+    function*(input) {
+      const Agents = yield* Effect.promise(() => import("./Agents.ts"))
+      if (Option.isNone(input.id)) {
+        const sessions = yield* Agents.list({ workspace: input.workspace })
+        return yield* writeStdout(input.json ? Agents.renderListJson(sessions) : Agents.renderListText(sessions))
+      }
+      const shown = yield* Agents.show({ workspace: input.workspace, db: Option.getOrUndefined(input.db), id: input.id.value })
+      yield* writeStdout(input.json ? Agents.renderShowJson(shown) : Agents.renderShowText(shown))
+    },
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "HistoryCommandError"], reportFailure("agents", input.json))
+  )
+).pipe(
+  Command.withDescription(
+    "List the forkjoin agent sessions of this workspace, oldest first: id, status, when it ended, steps, tokens, the runs " +
+      "it started and its task. With AGENT_ID, one session in full: every tool call and its result, the runs it started " +
+      "and their children's outcomes, and its transcript's path. forkjoin mcp keeps no session record; its runs are in " +
+      "'forkjoin runs'. Reads only. Exit 0, 1 when the history cannot be read, 2 usage error (an unknown AGENT_ID)."
+  ),
+  Command.withShortDescription("List forkjoin agent sessions, or show one"),
+  Command.withExamples([
+    { command: "forkjoin agents", description: "Every agent session here" },
+    { command: "forkjoin agents agent-1f2e --json", description: "One session (by id prefix) as JSON" }
+  ])
+)

@@ -1,0 +1,48 @@
+/**
+ * The `forkjoin runs` command: flags and help, wired to `Runs.ts`.
+ *
+ * @since 0.1.0
+ */
+import { Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { reportFailure } from "./internal/errors.ts"
+import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { writeStdout } from "./internal/output.ts"
+
+/**
+ * `forkjoin runs [--workspace DIR] [--db FILE] [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const runs = Command.make(
+  "runs",
+  {
+    workspace: workspaceFlag(),
+    db: dbFlag,
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"runs\":[{\"run\":{runId,status,threadId,callerThreadId,outcomes,createdAt,...},\"agentId\"}]}"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.runs")(
+    function*(input) {
+      const Runs = yield* Effect.promise(() => import("./Runs.ts"))
+      const entries = yield* Runs.list({ workspace: input.workspace, db: Option.getOrUndefined(input.db) })
+      yield* writeStdout(input.json ? Runs.renderJson(entries) : Runs.renderText(entries))
+    },
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "HistoryCommandError"], reportFailure("runs", input.json))
+  )
+).pipe(
+  Command.withDescription(
+    "List the joins of this workspace, oldest first, whoever started them (forkjoin run, forkjoin agent, forkjoin mcp): " +
+      "each run's id, status, when it started, the thread or agent session that started it, and each child's outcome. " +
+      "Reads only. Exit 0, 1 when the history cannot be read, 2 usage error."
+  ),
+  Command.withShortDescription("List the runs (joins) and their children's outcomes"),
+  Command.withExamples([
+    { command: "forkjoin runs", description: "Every run here, with its children" },
+    { command: "forkjoin runs --json", description: "The runs as one JSON line" }
+  ])
+)

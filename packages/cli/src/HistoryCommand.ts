@@ -126,7 +126,7 @@ const timeline = Command.make(
       "--descendants interleaves the thread's descendants. The coverage line counts the records on this page. An empty " +
       "answer says which threads have records ('forkjoin history threads' lists them)."
   ),
-  Command.withShortDescription("A thread's or turn's records in commit order"),
+  Command.withShortDescription("The records in commit order: every thread's, or one thread's or turn's"),
   Command.withExamples([
     { command: "forkjoin history timeline --workspace .", description: "Every record of the workspace, whichever command wrote it" },
     { command: "forkjoin history timeline --of agent --descendants", description: "The records of forkjoin agent and its children" },
@@ -193,13 +193,14 @@ const file = Command.make(
   (input) => runView("file", input, { view: "file", path: input.path, detectGaps: !input.noGaps })
 ).pipe(
   Command.withDescription(
-    "List the records that changed one file, in commit order, across the caller's thread and its descendants, " +
+    "List the records that changed one file, in commit order, across every thread (with --thread, that thread and its " +
+      "descendants), " +
       "following moves both ways (the same file under its earlier and later names). First the file on disk is " +
       "compared with its last recorded content: a difference (an edit made outside forkjoin) is listed as unrecorded " +
       "(JSON: coverage.unrecordedChanges) and the next write or merge of the file records it as a gap; the view itself " +
       "writes nothing. --no-gap-check skips the comparison. The coverage line counts the records on this page."
   ),
-  Command.withShortDescription("One file's history across the thread and its descendants, moves followed"),
+  Command.withShortDescription("One file's history across every thread (or --thread's), moves followed"),
   Command.withExamples([
     { command: "forkjoin history file src/app.ts --workspace .", description: "Every recorded change of src/app.ts" }
   ])

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { ThreadId } from "@forkjoin/schema/Ids"
+import { ThreadId, ThreadIdInput } from "@forkjoin/schema/Ids"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -35,7 +35,7 @@ export const agent = Command.make(
       Flag.optional
     ),
     thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadId),
+      Flag.withSchema(ThreadIdInput),
       Flag.withMetavar("ID"),
       Flag.withDescription("The parent's thread; children are registered below it (default 'agent')"),
       Flag.optional

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
+import { ThreadIdInput, TurnIdInput } from "@forkjoin/schema/Ids"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -40,13 +40,13 @@ export const apply = Command.make(
       Flag.withDefault("native" as const)
     ),
     thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadId),
+      Flag.withSchema(ThreadIdInput),
       Flag.withMetavar("ID"),
       Flag.withDescription("Thread id recorded with the change (default 'cli')"),
       Flag.optional
     ),
     turn: Flag.String("turn").pipe(
-      Flag.withSchema(TurnId),
+      Flag.withSchema(TurnIdInput),
       Flag.withMetavar("ID"),
       Flag.withDescription("Turn id recorded with the change (default 'cli')"),
       Flag.optional

@@ -10,7 +10,7 @@ import type { RepairOutcome } from "@forkjoin/engine/Engine"
 import * as OrchestratorConflicts from "@forkjoin/orchestrator/Conflicts"
 import type { ChildOutcome } from "@forkjoin/schema"
 import type { ConflictRecord } from "@forkjoin/schema/Conflict"
-import { ConflictId, MergeRunId } from "@forkjoin/schema/Ids"
+import { ConflictId, MergeRunIdInput } from "@forkjoin/schema/Ids"
 import type { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -41,7 +41,7 @@ export interface ConflictList {
 export const list = Effect.fn("Conflicts.list")(function*(request: { readonly workspace: string; readonly db?: string | undefined; readonly run?: string | undefined }) {
   const runId = request.run === undefined
     ? undefined
-    : yield* Schema.decodeUnknownEffect(MergeRunId)(request.run).pipe(Effect.mapError((e) => new UsageError({ message: `--run: ${e.message}`, cause: e })))
+    : yield* Schema.decodeUnknownEffect(MergeRunIdInput)(request.run).pipe(Effect.mapError((e) => new UsageError({ message: `--run: ${e.message}`, cause: e })))
   const root = yield* resolveWorkspace(request.workspace)
   const [conflicts, repairs] = yield* withRepairs(root, request.db, OrchestratorConflicts.list(runId === undefined ? {} : { runId })).pipe(
     Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db)))

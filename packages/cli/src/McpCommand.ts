@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { ThreadId } from "@forkjoin/schema/Ids"
+import { ThreadId, ThreadIdInput } from "@forkjoin/schema/Ids"
 import { Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -26,7 +26,7 @@ export const mcp = Command.make(
     workspace: workspaceFlag(),
     db: dbFlag,
     thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadId),
+      Flag.withSchema(ThreadIdInput),
       Flag.withMetavar("T"),
       Flag.withDescription("The thread every write of this server is recorded in; children are registered below it (default 'mcp')"),
       Flag.optional

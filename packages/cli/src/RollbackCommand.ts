@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { ThreadId } from "@forkjoin/schema/Ids"
+import { ThreadId, ThreadIdInput } from "@forkjoin/schema/Ids"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -26,7 +26,7 @@ export const rollback = Command.make(
     workspace: workspaceFlag(),
     db: dbFlag,
     thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadId),
+      Flag.withSchema(ThreadIdInput),
       Flag.withMetavar("ID"),
       Flag.withDescription("Thread recorded with the rollback (default 'cli')"),
       Flag.optional

@@ -17,7 +17,7 @@ import { PromptDriver } from "@forkjoin/runtime/Driver"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import { encodeChangeset } from "@forkjoin/runtime/Session"
 import type { GateDecision } from "@forkjoin/schema/Autonomy"
-import { MergeRunId, type ThreadId } from "@forkjoin/schema/Ids"
+import { MergeRunIdInput, type ThreadId } from "@forkjoin/schema/Ids"
 import type { ChildRefusal } from "@forkjoin/schema/MergeRun"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -112,7 +112,7 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
   const root = yield* resolveWorkspace(request.workspace)
   const db = historyDbOf(root, request.db)
   if (request.resume !== undefined) {
-    const runId = yield* Schema.decodeUnknownEffect(MergeRunId)(request.resume).pipe(
+    const runId = yield* Schema.decodeUnknownEffect(MergeRunIdInput)(request.resume).pipe(
       Effect.mapError((e) => new UsageError({ message: `--resume: ${e.message}`, cause: e }))
     )
     const [outcome, repairs] = yield* withRepairs(root, request.db, OrchestratorRun.resume(runId)).pipe(

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { ThreadId } from "@forkjoin/schema/Ids"
+import { ThreadId, ThreadIdInput } from "@forkjoin/schema/Ids"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -34,7 +34,7 @@ export const run = Command.make(
       Flag.optional
     ),
     thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadId),
+      Flag.withSchema(ThreadIdInput),
       Flag.withMetavar("ID"),
       Flag.withDescription("The caller's thread; the run's thread is registered below it (default 'cli')"),
       Flag.optional

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { ThreadId } from "@forkjoin/schema/Ids"
+import { ThreadId, ThreadIdInput } from "@forkjoin/schema/Ids"
 import { Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -51,7 +51,7 @@ export const serve = Command.make(
       Flag.withDefault(false)
     ),
     thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadId),
+      Flag.withSchema(ThreadIdInput),
       Flag.withMetavar("ID"),
       Flag.withDescription("The thread the --open-url session sees, with its descendants (default 'cli', as 'forkjoin run')"),
       Flag.optional

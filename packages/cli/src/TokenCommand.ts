@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { ThreadId } from "@forkjoin/schema/Ids"
+import { ThreadIdInput } from "@forkjoin/schema/Ids"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -15,7 +15,7 @@ const create = Command.make(
   "create",
   {
     thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadId),
+      Flag.withSchema(ThreadIdInput),
       Flag.withMetavar("T"),
       Flag.withDescription("The thread the token is bound to: it sees that thread and the threads registered below it (required)")
     ),

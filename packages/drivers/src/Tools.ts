@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { ActionArguments } from "@forkjoin/runtime/Action"
-import { TaskId, ThreadId } from "@forkjoin/schema"
+import { TaskId, ThreadIdInput } from "@forkjoin/schema"
 import * as Tool from "effect/ai/Tool"
 import * as Schema from "effect/Schema"
 
@@ -76,7 +76,7 @@ export const RollbackArgs = Schema.Struct({ transactionId: Schema.String })
  * @since 0.1.0
  */
 export const TimelineArgs = Schema.Struct({
-  thread: Schema.optionalKey(ThreadId),
+  thread: Schema.optionalKey(ThreadIdInput),
   cursor: Schema.optionalKey(Schema.String)
 })
 

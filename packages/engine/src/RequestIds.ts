@@ -1,25 +1,25 @@
 /**
  * Turns the ids a caller passes as plain strings (the promise API, JSON bodies) into the
- * branded ids the engine records. An id that is empty, too long, padded with whitespace, holds
- * a control character (or a transaction id not of its form) is refused as `request_invalid` at
- * stage 1, before anything runs.
+ * branded ids the engine records. A thread or turn id outside the id rule (`ThreadIdInput`), an
+ * invocation id that is empty, padded or holds a control character, or a transaction id not of
+ * its form is refused as `request_invalid` at stage 1, before anything runs.
  *
  * @since 0.1.0
  */
 import { EngineError } from "@forkjoin/schema/EngineError"
-import { InvocationId, ThreadId, TransactionId, TurnId } from "@forkjoin/schema/Ids"
+import { InvocationId, ThreadIdInput, TransactionId, TurnIdInput } from "@forkjoin/schema/Ids"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
 /**
- * The ids of one request as a caller may spell them.
+ * The ids of one request as a caller may spell them: threads and turns by the id rule.
  *
  * @category models
  * @since 0.1.0
  */
 export const RequestIds = Schema.Struct({
-  threadId: ThreadId,
-  turnId: TurnId,
+  threadId: ThreadIdInput,
+  turnId: TurnIdInput,
   invocationId: Schema.optionalKey(InvocationId),
   transactionId: Schema.optionalKey(TransactionId)
 })

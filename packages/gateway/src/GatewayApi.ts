@@ -11,7 +11,7 @@
  */
 import { ConflictRecord } from "@forkjoin/schema/Conflict"
 import { DiffPage, FilePage, TimelinePage, TurnPage } from "@forkjoin/schema/HistoryViews"
-import { ConflictId, MergeRunId, ThreadId, TransactionId } from "@forkjoin/schema/Ids"
+import { ConflictId, MergeRunIdInput, ThreadId, ThreadIdInput, TransactionId } from "@forkjoin/schema/Ids"
 import {
   ApplyRequest,
   IngestRequest,
@@ -171,9 +171,9 @@ export const V1 = HttpApiGroup.make("v1").add(
   }),
   HttpApiEndpoint.get("file", "/files", { query: { path: Schema.String, ...paging }, success: FilePage, error: errors }),
   HttpApiEndpoint.get("runs", "/runs", { success: Schema.Struct({ runs: Schema.Array(MergeRun) }), error: errors }),
-  HttpApiEndpoint.get("run", "/runs/:runId", { params: { runId: MergeRunId }, success: RunDetail, error: errors }),
+  HttpApiEndpoint.get("run", "/runs/:runId", { params: { runId: MergeRunIdInput }, success: RunDetail, error: errors }),
   HttpApiEndpoint.get("conflicts", "/conflicts", {
-    query: { runId: Schema.optionalKey(MergeRunId), status: Schema.optionalKey(Schema.Literals(["open", "resolved"])) },
+    query: { runId: Schema.optionalKey(MergeRunIdInput), status: Schema.optionalKey(Schema.Literals(["open", "resolved"])) },
     success: Schema.Struct({ conflicts: Schema.Array(ConflictRecord) }),
     error: errors
   }),
@@ -190,7 +190,7 @@ export const V1 = HttpApiGroup.make("v1").add(
   }),
   HttpApiEndpoint.post("ingest", "/provider-events", { payload: IngestRequest, success: IngestResponse, error: errors }),
   HttpApiEndpoint.post("viewGrant", "/threads/:thread/view-grants", {
-    params: { thread: ThreadId },
+    params: { thread: ThreadIdInput },
     payload: ViewGrantRequest,
     success: ViewGrantResponse,
     error: errors

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { ConflictRecord } from "./Conflict.ts"
-import { ThreadId, TurnId } from "./Ids.ts"
+import { ThreadIdInput, TurnIdInput } from "./Ids.ts"
 import { ChildOutcome, MergeRun } from "./MergeRun.ts"
 import { PatchHistoryRecord } from "./PatchHistoryRecord.ts"
 import * as Schema from "effect/Schema"
@@ -21,8 +21,8 @@ import * as Schema from "effect/Schema"
  */
 export const ApplyRequest = Schema.Struct({
   patch: Schema.String,
-  thread: Schema.optionalKey(ThreadId),
-  turn: TurnId,
+  thread: Schema.optionalKey(ThreadIdInput),
+  turn: TurnIdInput,
   invocation: Schema.optionalKey(Schema.String),
   profile: Schema.optionalKey(Schema.Literals(["native", "codex"])),
   allowOverwrite: Schema.optionalKey(Schema.Boolean)
@@ -69,8 +69,8 @@ export const ResolveResponse = Schema.Struct({
 export const IngestRequest = Schema.Struct({
   format: Schema.Literals(["codex-turn-diff", "claude-tool-event"]),
   text: Schema.String,
-  thread: Schema.optionalKey(ThreadId),
-  turn: TurnId,
+  thread: Schema.optionalKey(ThreadIdInput),
+  turn: TurnIdInput,
   id: Schema.optionalKey(Schema.String)
 })
 

@@ -18,7 +18,8 @@ const MAX_ID_LENGTH = 256
 
 const hasControlCharacter = (s: string): boolean => /[\u0000-\u001f\u007f]/.test(s)
 
-// The generated ids (environments, records, conflicts, invocations) keep the looser opaque form.
+// The looser opaque form: generated ids (environments, records, conflicts, invocations) and stored
+// thread, turn, run and merge run ids, which older versions accepted under this rule.
 const idProblem = (s: string): string | undefined => {
   if (s.length === 0) return "must not be empty"
   if (s.length > MAX_ID_LENGTH) return `must be at most ${MAX_ID_LENGTH} characters`
@@ -67,9 +68,9 @@ export const idRuleProblem = (s: string): string | undefined => {
 }
 
 /**
- * The one id rule (`ID_RULE`) as a schema: threads, turns, tasks and runs are built on it, so
- * a CLI flag, a plan, a gateway body and an MCP call all refuse the same ids the same way.
- * The message names the offending id and the rule.
+ * The one id rule (`ID_RULE`) as a schema, for ids as they come in: the `*Input` schemas and
+ * `TaskId` are built on it, so a CLI flag, a plan, a gateway body and an MCP call all refuse the
+ * same ids the same way. The message names the offending id and the rule.
  *
  * @category models
  * @since 0.1.0
@@ -82,12 +83,22 @@ export const Id = Schema.String.check(
 )
 
 /**
- * One agent session's conversation (a child session has its own thread).
+ * One agent session's conversation (a child session has its own thread), as records store it
+ * (non-empty, at most 256 characters, no control characters or surrounding whitespace).
  *
  * @category models
  * @since 0.1.0
  */
-export const ThreadId = Id.pipe(Schema.brand("ThreadId"))
+export const ThreadId = opaqueId("ThreadId", "a thread id").pipe(Schema.brand("ThreadId"))
+
+/**
+ * A thread id as it comes in (flag, plan, request, tool argument): the id rule (`Id`). Stored
+ * records decode with `ThreadId`, which keeps the ids older versions accepted.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ThreadIdInput = Id.pipe(Schema.brand("ThreadId"))
 
 /**
  * @category models
@@ -101,7 +112,16 @@ export type ThreadId = typeof ThreadId.Type
  * @category models
  * @since 0.1.0
  */
-export const TurnId = Id.pipe(Schema.brand("TurnId"))
+export const TurnId = opaqueId("TurnId", "a turn id").pipe(Schema.brand("TurnId"))
+
+/**
+ * A turn id as it comes in (flag, plan, request, tool argument): the id rule (`Id`). Stored
+ * records decode with `TurnId`, which keeps the ids older versions accepted.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const TurnIdInput = Id.pipe(Schema.brand("TurnId"))
 
 /**
  * @category models
@@ -171,7 +191,16 @@ export type ConflictId = typeof ConflictId.Type
  * @category models
  * @since 0.1.0
  */
-export const MergeRunId = Id.pipe(Schema.brand("MergeRunId"))
+export const MergeRunId = opaqueId("MergeRunId", "a merge run id").pipe(Schema.brand("MergeRunId"))
+
+/**
+ * A merge run id as it comes in (flag, plan, request, tool argument): the id rule (`Id`). Stored
+ * records decode with `MergeRunId`, which keeps the ids older versions accepted.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const MergeRunIdInput = Id.pipe(Schema.brand("MergeRunId"))
 
 /**
  * @category models
@@ -185,7 +214,16 @@ export type MergeRunId = typeof MergeRunId.Type
  * @category models
  * @since 0.1.0
  */
-export const RunId = Id.pipe(Schema.brand("RunId"))
+export const RunId = opaqueId("RunId", "a run id").pipe(Schema.brand("RunId"))
+
+/**
+ * A run id as it comes in (flag, plan, request, tool argument): the id rule (`Id`). Stored
+ * records decode with `RunId`, which keeps the ids older versions accepted.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const RunIdInput = Id.pipe(Schema.brand("RunId"))
 
 /**
  * @category models

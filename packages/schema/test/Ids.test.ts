@@ -7,23 +7,27 @@ import {
   EnvironmentId,
   InvocationId,
   MergeRunId,
+  MergeRunIdInput,
   RecordId,
   RelativePath,
   RunId,
+  RunIdInput,
   Sha256Hash,
   TaskId,
   ThreadId,
+  ThreadIdInput,
   TransactionId,
   transactionKind,
-  TurnId
+  TurnId,
+  TurnIdInput
 } from "../src/Ids.ts"
 import { accepts, decodeFailure } from "./helpers.ts"
 
 const UUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
 const HEX = "0123456789abcdef".repeat(4)
 
-describe("the id rule (threads, turns, runs)", () => {
-  const ids = { ThreadId, TurnId, MergeRunId, RunId }
+describe("the id rule (threads, turns, runs as they come in)", () => {
+  const ids = { ThreadIdInput, TurnIdInput, MergeRunIdInput, RunIdInput }
   for (const [name, schema] of Object.entries(ids)) {
     it(`${name} accepts letters, digits and _ . - : / in non-empty segments`, () => {
       for (const ok of ["parent/child-1:turn.2", "a", UUID, "run-1/task_2", "x".repeat(256), "a.b", "...", ":x:"]) {
@@ -60,7 +64,8 @@ describe("the id rule (threads, turns, runs)", () => {
 })
 
 describe("opaque ids", () => {
-  const ids = { InvocationId, EnvironmentId, RecordId, ConflictId }
+  // Stored thread, turn and run ids keep this looser form, so records older versions wrote still decode.
+  const ids = { ThreadId, TurnId, MergeRunId, RunId, InvocationId, EnvironmentId, RecordId, ConflictId }
   for (const [name, schema] of Object.entries(ids)) {
     it(`${name} accepts ordinary ids and rejects empty, control characters and padding`, () => {
       expect(accepts(schema, "thread-1")).toBe(true)
@@ -72,6 +77,15 @@ describe("opaque ids", () => {
       expect(decodeFailure(schema, 42)).toContain("Expected string")
     })
   }
+
+  it("stored thread, turn and run ids accept what older versions did, which the input rule refuses", () => {
+    for (const [stored, input] of [[ThreadId, ThreadIdInput], [TurnId, TurnIdInput], [MergeRunId, MergeRunIdInput], [RunId, RunIdInput]] as const) {
+      for (const old of ["my thread", "bob@laptop", "caf\u00e9", "../x"]) {
+        expect(accepts(stored, old)).toBe(true)
+        expect(decodeFailure(input, old)).toContain(ID_RULE)
+      }
+    }
+  })
 
   it("decodes to the same string and encodes back", () => {
     const id = Schema.decodeUnknownSync(ThreadId)("t-1")

@@ -139,6 +139,10 @@ const walk = (ctx: ResolveContext, rel: string, segments: ReadonlyArray<string>)
 
     if (isLast) {
       if (stat.isFile()) {
+        // Through a link such as `g -> .git` the file lies in a denied folder: refuse it by the
+        // policy before it is opened.
+        const landed = relativeUnder(root, next)
+        if (landed !== undefined) denyByPolicy(ctx, rel, landed)
         const bytes = readChecked(ctx, rel, next, stat)
         return { path: rel, absolute: next, state: { _tag: "File", bytes }, mode: stat.mode & 0o7777 }
       }

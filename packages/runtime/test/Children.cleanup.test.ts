@@ -45,7 +45,7 @@ const blobsOf = (namespace: string): ReadonlyArray<string> | undefined => {
  * A driver that stages a blob in the child's store (as an export cut short would) and then
  * never issues another action: the child can only end by its timeout or a cancellation.
  */
-const stagesThenHangs = (runDirectory: string, taskId: string, content: string, staged: Array<string> = []) =>
+const stagesThenHangs = (runDirectory: string, taskId: string, content: string, staged: Array<string> = [], onStaged = () => {}) =>
   Driver.of({
     next: () =>
       Effect.sync(() => {
@@ -53,6 +53,7 @@ const stagesThenHangs = (runDirectory: string, taskId: string, content: string, 
         fs.mkdirSync(path.dirname(file), { recursive: true })
         fs.writeFileSync(file, content)
         staged.push(file)
+        onStaged()
       }).pipe(Effect.andThen(Effect.never))
   })
 
@@ -116,11 +117,13 @@ describe("Children.runExportOnly: blobs of children that export nothing", () => 
     const runDirectory = Artifacts.defaultRunDirectory(ws, "r")
     const plan = decodePlan([editTask("t", "a/f.txt")])
     const staged: Array<string> = []
+    let stagedOne!: () => void
+    const hasStaged = new Promise<void>((resolve) => (stagedOne = resolve))
     const r = valueOf(await run(ws, Children.runExportOnly(plan, {
       runId: "r",
       runDirectory,
-      driverFor: (task) => stagesThenHangs(runDirectory, task.id, "staged by a cancelled child\n", staged),
-      cancel: Effect.sleep("150 millis")
+      driverFor: (task) => stagesThenHangs(runDirectory, task.id, "staged by a cancelled child\n", staged, stagedOne),
+      cancel: Effect.promise(() => hasStaged)
     })))
     expect(r.results[0]).toMatchObject({ status: "cancelled", attempts: 1 })
     expect(staged).toHaveLength(1)

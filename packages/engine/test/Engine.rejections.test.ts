@@ -199,10 +199,15 @@ describe("engine rejections leave the workspace untouched and unrecorded", () =>
     const { exit, records } = await withEngine(ws, (e) =>
       Effect.gen(function*() {
         const holder = holdLock(ws)
-        const fiber = yield* Effect.forkChild(e.applyPatch({ ...ctx, patch: patchOf("*** Update File: a", "@@", "-1", "+2") }))
-        // Let the request plan and start waiting on the lock (planning a one-line file takes
-        // milliseconds; the margin covers a loaded CI machine), then change the file and release.
-        yield* Effect.sleep(400)
+        // Once the request has planned and waits on the lock, change the file and release.
+        let heardWaiting!: () => void
+        const waiting = new Promise<void>((resolve) => (heardWaiting = resolve))
+        const fiber = yield* Effect.forkChild(e.applyPatch({
+          ...ctx,
+          patch: patchOf("*** Update File: a", "@@", "-1", "+2"),
+          onProgress: (ev) => ev._tag === "LockWaiting" && heardWaiting()
+        }))
+        yield* Effect.promise(() => waiting)
         fs.writeFileSync(path.join(ws, "a"), "1\nsomeone else\n")
         holder.close()
         return yield* Fiber.join(fiber)

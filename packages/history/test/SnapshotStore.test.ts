@@ -239,9 +239,7 @@ describe("SnapshotStore", () => {
       // The second large read starts the helper; reads use it once it runs.
       for (let i = 0; i < 2; i++) assert.isTrue(same(yield* bytesOf(h2), v2))
       yield* Effect.promise(async () => {
-        for (const deadline = Date.now() + 10_000; !helperRunning(); await new Promise((r) => setTimeout(r, 10))) {
-          if (Date.now() > deadline) throw new Error("the hashing helper did not start within 10 s")
-        }
+        while (!helperRunning()) await new Promise((r) => setTimeout(r, 10))
       })
       for (const [h, v] of [[h1, v1], [h2, v2]] as const) assert.isTrue(same(yield* bytesOf(h), v))
       // A chunk both share, replaced by as many other bytes: only the hash can tell.

@@ -14,11 +14,8 @@ const MiB = 1 << 20
 /** Starts the helper (the second hash large enough does) and waits until it runs. */
 const withHelper = async (): Promise<void> => {
   for (let i = 0; i < 2; i++) hashAhead(2 * MiB).digest(new Uint8Array(2 * MiB))
-  const deadline = Date.now() + 10_000
-  while (!helperRunning()) {
-    if (Date.now() > deadline) throw new Error("the hashing helper did not start within 10 s")
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
+  // Until it runs (the test's timeout is the only bound).
+  while (!helperRunning()) await new Promise((resolve) => setTimeout(resolve, 10))
 }
 
 /**
@@ -26,12 +23,10 @@ const withHelper = async (): Promise<void> => {
  * test worker) keeps hashes inline, so this waits for a quiet moment.
  */
 const helperHash = async (size: number): Promise<HashAhead> => {
-  const deadline = Date.now() + 20_000
   for (;;) {
     const hashing = hashAhead(size)
     if (onHelper(hashing)) return hashing
     hashing.digest(new Uint8Array(size))
-    if (Date.now() > deadline) throw new Error("no quiet second for the hashing helper within 20 s")
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
 }

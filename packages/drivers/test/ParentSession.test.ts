@@ -20,7 +20,7 @@ const COMBOS = [
   { kind: "anthropic", stream: true }
 ] as const
 
-/** Parent forks a, b, c; b first writes outside its scope, then corrects itself. */
+/** Parent forks a, b, c; b first writes outside its scope, then writes inside it: its refused write keeps b out of the join. */
 const forkThree = (c: Conversation): Turn => {
   if (isParent(c.system)) {
     if (c.turn === 0) {
@@ -56,10 +56,13 @@ describe("the parent session forks children, joins them and finishes", () => {
       const { outcome, server, ws, progress } = await runAgent({ ...combo, script: forkThree })
       expect(outcome.finish).toEqual({ ok: true })
       expect(outcome.status).toBe("finished")
-      for (const id of ["a", "b", "c"]) expect(fs.readFileSync(path.join(ws, id, `${id}.txt`), "utf8")).toBe(`from ${id}\n`)
+      for (const id of ["a", "c"]) expect(fs.readFileSync(path.join(ws, id, `${id}.txt`), "utf8")).toBe(`from ${id}\n`)
+      // A child that tried to write outside its scope is not applied at all, even its in-scope file.
       expect(fs.existsSync(path.join(ws, "a", "evil.txt"))).toBe(false)
+      expect(fs.existsSync(path.join(ws, "b", "b.txt"))).toBe(false)
       expect(outcome.runs).toHaveLength(1)
-      expect(outcome.runs[0]!.run.outcomes.map((o) => [o.childId, o.status])).toEqual([["a", "applied"], ["b", "applied"], ["c", "applied"]])
+      expect(outcome.runs[0]!.run.outcomes.map((o) => [o.childId, o.status])).toEqual([["a", "applied"], ["b", "scope_violation"], ["c", "applied"]])
+      expect(outcome.runs[0]!.run.outcomes[1]!.refusals).toEqual([expect.objectContaining({ tool: "apply_patch", path: "a/evil.txt", code: "write_scope_violation" })])
       // The refusal reached child b as a tool result, and b's trace keeps it.
       const b = outcome.runs[0]!.results.find((r) => r.id === "b")!
       expect(b.observations.map((s) => s.observation.code ?? "ok")).toEqual(["write_scope_violation", "ok", "ok"])
@@ -76,7 +79,9 @@ describe("the parent session forks children, joins them and finishes", () => {
       // Live progress: the parent's and the children's steps, and the join.
       expect(progress).toContain("b: apply_patch refused (write_scope_violation)")
       expect(progress).toContain("joined c: applied")
-      expect(progress.indexOf("parent: run_subagents ok")).toBeGreaterThan(progress.indexOf("joined c: applied"))
+      expect(progress).toContain("joined b: scope_violation")
+      // The parent hears that the run was partial, after the join.
+      expect(progress.indexOf("parent: run_subagents refused (merge_partial)")).toBeGreaterThan(progress.indexOf("joined c: applied"))
       // Transcripts: the parent's and each child's, none carrying the key.
       expect(outcome.transcripts).toHaveLength(4)
       for (const t of outcome.transcripts) {

@@ -33,6 +33,30 @@ export type ReadRefusal =
 // Both flags are POSIX; where a platform lacks one it is 0 and the descriptor checks remain.
 const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0)
 
+/**
+ * What a file system entry is, in words for messages ("a folder", "a named pipe (FIFO)", ...):
+ * the one wording every refusal of a non-regular file uses.
+ *
+ * @category formatting
+ * @since 0.1.0
+ */
+export const describeEntry = (stat: fs.Stats): string =>
+  stat.isFile()
+    ? "a regular file"
+    : stat.isDirectory()
+    ? "a folder"
+    : stat.isSymbolicLink()
+    ? "a symbolic link"
+    : stat.isFIFO()
+    ? "a named pipe (FIFO)"
+    : stat.isSocket()
+    ? "a socket"
+    : stat.isCharacterDevice()
+    ? "a character device"
+    : stat.isBlockDevice()
+    ? "a block device"
+    : "not a regular file"
+
 let procFd: boolean | undefined
 // Linux (and others with procfs) name what a descriptor really opened, folders swapped or not.
 const hasProcFd = (): boolean => (procFd ??= fs.existsSync("/proc/self/fd"))

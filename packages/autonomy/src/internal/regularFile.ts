@@ -6,6 +6,7 @@
  * checked again (`fstat`), and at most `maxBytes` are read.
  */
 import { Buffer } from "node:buffer"
+import { describeEntry } from "@forkjoin/patch/SafeRead"
 import * as fs from "node:fs"
 
 /**
@@ -19,23 +20,9 @@ export type RegularRead =
   | { readonly _tag: "Failed"; readonly cause: unknown }
   | { readonly _tag: "Text"; readonly text: string }
 
-/** What a non-regular entry is, for messages. */
-const kindOf = (stat: fs.Stats): string =>
-  stat.isDirectory()
-    ? "a folder"
-    : stat.isFIFO()
-    ? "a named pipe (FIFO)"
-    : stat.isSocket()
-    ? "a socket"
-    : stat.isCharacterDevice()
-    ? "a character device"
-    : stat.isBlockDevice()
-    ? "a block device"
-    : "not a regular file"
-
 const judge = (stat: fs.Stats, maxBytes: number): RegularRead | undefined =>
   !stat.isFile()
-    ? { _tag: "NotRegular", kind: kindOf(stat) }
+    ? { _tag: "NotRegular", kind: describeEntry(stat) }
     : stat.size > maxBytes
     ? { _tag: "TooLarge", size: stat.size }
     : undefined

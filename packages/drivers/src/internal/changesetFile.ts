@@ -10,8 +10,9 @@
  * checked here.
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import { compileGlob, DEFAULT_DENIED_GLOBS, STATE_DIRECTORY } from "@forkjoin/engine/Policy"
+import { deniedByDefault, STATE_DIRECTORY } from "@forkjoin/engine/Policy"
 import { normalizeRelativePath } from "@forkjoin/patch/RelativePath"
+import { describeEntry } from "@forkjoin/patch/SafeRead"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { type Observation, refused } from "@forkjoin/runtime/Action"
 import * as Effect from "effect/Effect"
@@ -23,8 +24,6 @@ import * as path from "node:path"
 const RUNS = `${STATE_DIRECTORY}/runs/`
 
 const NOT_REGULAR = "changeset_not_regular_file"
-
-const denied = DEFAULT_DENIED_GLOBS.map((glob) => ({ glob, re: compileGlob(glob, false) }))
 
 const notRegular = (taskId: string, rel: string, what: string): Observation =>
   refused(
@@ -38,21 +37,9 @@ const notRegular = (taskId: string, rel: string, what: string): Observation =>
 const kindOf = (stat: fs.Stats | undefined, wanted: "file" | "directory"): string | undefined =>
   stat === undefined
     ? "missing"
-    : stat.isSymbolicLink()
-    ? "a symbolic link"
-    : wanted === "file" && stat.isFile()
+    : (wanted === "file" ? stat.isFile() : stat.isDirectory())
     ? undefined
-    : wanted === "directory" && stat.isDirectory()
-    ? undefined
-    : stat.isDirectory()
-    ? "a folder"
-    : stat.isFIFO()
-    ? "a named pipe"
-    : stat.isSocket()
-    ? "a socket"
-    : stat.isCharacterDevice() || stat.isBlockDevice()
-    ? "a device"
-    : "not a regular file"
+    : describeEntry(stat)
 
 /**
  * A path under `.forkjoin/runs/`: every component a real folder (lstat, no link), the last one
@@ -90,9 +77,9 @@ const checkOne = (taskId: string, raw: string) =>
     const blobs = parent === "." ? "blobs/sha256" : `${parent}/blobs/sha256`
     if (rel.startsWith(RUNS)) {
       const inside = rel.slice(RUNS.length)
-      const hit = denied.find((d) => d.re.test(inside))
+      const hit = deniedByDefault(inside)
       if (hit !== undefined) {
-        return refused("path_denied_by_policy", `run_subagents: task '${taskId}': changesetFile '${rel}' matches the denied pattern '${hit.glob}'.`, { taskId, path: rel })
+        return refused("path_denied_by_policy", `run_subagents: task '${taskId}': changesetFile '${rel}' matches the denied pattern '${hit}'.`, { taskId, path: rel })
       }
       const file = yield* Effect.sync(() => ownArtifact(engine.root, rel, "file", false))
       if (file !== undefined) return notRegular(taskId, rel, file)

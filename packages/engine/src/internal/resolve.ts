@@ -7,7 +7,7 @@
  */
 import type { FileState } from "@forkjoin/patch"
 import { isInside, relativeUnder } from "@forkjoin/patch/RelativePath"
-import { readCheckedFile } from "@forkjoin/patch/SafeRead"
+import { describeEntry, readCheckedFile } from "@forkjoin/patch/SafeRead"
 import { errnoOf, remedyOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Result from "effect/Result"
@@ -149,7 +149,7 @@ const walk = (ctx: ResolveContext, rel: string, segments: ReadonlyArray<string>)
       if (stat.isDirectory()) {
         return { path: rel, absolute: next, state: { _tag: "Directory" }, mode: undefined }
       }
-      return { path: rel, absolute: next, state: { _tag: "Other", description: describeStat(stat) }, mode: undefined }
+      return { path: rel, absolute: next, state: { _tag: "Other", description: describeEntry(stat) }, mode: undefined }
     }
     if (!stat.isDirectory()) {
       throw fail(
@@ -200,15 +200,6 @@ const readChecked = (ctx: ResolveContext, rel: string, absolute: string, checked
       )
   }
 }
-
-const describeStat = (stat: fs.Stats): string =>
-  stat.isFIFO()
-    ? "a named pipe"
-    : stat.isSocket()
-    ? "a socket"
-    : stat.isCharacterDevice() || stat.isBlockDevice()
-    ? "a device"
-    : "not a regular file"
 
 /**
  * Remembers where each resolved path lands and reports the second of two paths that reach the

@@ -11,36 +11,17 @@
  */
 import { Transcript } from "@forkjoin/schema/Transcript"
 import * as Schema from "effect/Schema"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Conversation, startModelServer, type Turn } from "../../drivers/test/support/modelServer.ts"
-import { BIN, buildCli, makeSandbox, removeSandboxes, ROOT, writeTree } from "./helpers.ts"
+import { buildCli, makeSandbox, removeSandboxes, runCliAsync, writeTree } from "./helpers.ts"
 
 /** The warning `forkjoin run` prints too when the gate is skipped at `bold`. */
 const BOLD_WARNING = /^warning: Autonomy level bold \(env FORKJOIN_AUTONOMY\): mutating children run without checking probe evidence; the gate was skipped\.\n$/
 
 beforeAll(() => buildCli())
 afterAll(removeSandboxes)
-
-const MODEL_VARS = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]
-
-/** Runs the CLI without blocking this process (the model server answers from here). */
-const runCliAsync = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !MODEL_VARS.includes(k) && k !== "FORKJOIN_FAULT"))
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_AUTONOMY: "bold", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-    child.on("close", (status) => resolve({ status, stdout, stderr }))
-  })
 
 const isParent = (system: string) => system.startsWith("You are the parent")
 

@@ -6,33 +6,14 @@
  * thread. Session folders are read only as real folders: a link planted under
  * `.forkjoin/runs` is not followed.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Conversation, startModelServer, type Turn } from "../../drivers/test/support/modelServer.ts"
-import { BIN, buildCli, makeSandbox, removeSandboxes, ROOT, runCli } from "./helpers.ts"
+import { buildCli, makeSandbox, removeSandboxes, runCli, runCliAsync } from "./helpers.ts"
 
 beforeAll(() => buildCli())
 afterAll(removeSandboxes)
-
-const MODEL_VARS = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]
-
-/** Runs the CLI without blocking this process (the model server answers from here). */
-const runCliAsync = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !MODEL_VARS.includes(k) && k !== "FORKJOIN_FAULT"))
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_AUTONOMY: "bold", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-    child.on("close", (status) => resolve({ status, stdout, stderr }))
-  })
 
 const json = (stdout: string): any => {
   const lines = stdout.trimEnd().split("\n")

@@ -4,7 +4,7 @@
  * view of a patch history database.
  */
 import Database from "better-sqlite3"
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFileSync, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -48,6 +48,27 @@ export const runCli = (
   })
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }
 }
+
+const MODEL_VARS = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]
+
+/**
+ * Runs the CLI without blocking this process (a model server in this process answers it), with
+ * the provider variables of this environment left out and `env` added.
+ */
+export const runCliAsync = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !MODEL_VARS.includes(k) && k !== "FORKJOIN_FAULT"))
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_AUTONOMY: "bold", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    child.on("close", (status) => resolve({ status, stdout, stderr }))
+  })
 
 const sandboxes: Array<string> = []
 

@@ -10,16 +10,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Conversation, startModelServer, type Turn } from "../../drivers/test/support/modelServer.ts"
-import { buildCli, makeSandbox, removeSandboxes, runCli, runCliAsync } from "./helpers.ts"
+import { buildCli, json, makeSandbox, removeSandboxes, runCli, runCliAsync } from "./helpers.ts"
 
 beforeAll(() => buildCli())
 afterAll(removeSandboxes)
-
-const json = (stdout: string): any => {
-  const lines = stdout.trimEnd().split("\n")
-  expect(lines).toHaveLength(1)
-  return JSON.parse(lines[0]!)
-}
 
 // The parent forks two writing children, then finishes; each child adds one file.
 const forkTwo = (c: Conversation): Turn => {

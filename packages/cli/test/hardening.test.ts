@@ -8,20 +8,13 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildCli, makeSandbox, patch, removeSandboxes, runCli, snapshotTree, workspaceTree, writeTree } from "./helpers.ts"
+import { buildCli, json, makeSandbox, patch, removeSandboxes, runCli, snapshotTree, workspaceTree, writeTree } from "./helpers.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
 
 const git = (cwd: string, ...args: Array<string>) =>
   execFileSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: cwd } })
-
-/** stdout as exactly one JSON line. */
-const json = (stdout: string): any => {
-  const lines = stdout.trimEnd().split("\n")
-  expect(lines).toHaveLength(1)
-  return JSON.parse(lines[0]!)
-}
 
 const applyOk = (ws: string, text: string, ...args: Array<string>) => {
   const r = runCli(["apply", "--workspace", ws, "--json", ...args], { stdin: text })

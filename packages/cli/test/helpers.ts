@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { expect } from "vitest"
 
 /** Repository root. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
@@ -69,6 +70,13 @@ export const runCliAsync = (args: ReadonlyArray<string>, env: Record<string, str
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
     child.on("close", (status) => resolve({ status, stdout, stderr }))
   })
+
+/** A command's stdout as exactly one JSON line, parsed (the `--json` contract). */
+export const json = (stdout: string): any => {
+  const lines = stdout.trimEnd().split("\n")
+  expect(lines).toHaveLength(1)
+  return JSON.parse(lines[0]!)
+}
 
 const sandboxes: Array<string> = []
 

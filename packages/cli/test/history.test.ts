@@ -7,16 +7,10 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildCli, makeSandbox, patch, removeSandboxes, runCli, writeTree } from "./helpers.ts"
+import { buildCli, json, makeSandbox, patch, removeSandboxes, runCli, writeTree } from "./helpers.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
-
-const json = (stdout: string): any => {
-  const lines = stdout.trimEnd().split("\n")
-  expect(lines).toHaveLength(1)
-  return JSON.parse(lines[0]!)
-}
 
 const applyOk = (ws: string, text: string, ...flags: Array<string>) => {
   const r = runCli(["apply", "-", "--workspace", ws, "--json", ...flags], { stdin: text })

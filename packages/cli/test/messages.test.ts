@@ -12,17 +12,10 @@ import { failureOutput, renderEngineError } from "../src/internal/errors.ts"
 import { EngineError, toBody } from "@forkjoin/schema/EngineError"
 import { Stage, StageNumber } from "@forkjoin/schema/ErrorCode"
 import * as Schema from "effect/Schema"
-import { buildCli, makeSandbox, patch, removeSandboxes, runCli, workspaceTree, writeTree } from "./helpers.ts"
+import { buildCli, json, makeSandbox, patch, removeSandboxes, runCli, workspaceTree, writeTree } from "./helpers.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
-
-/** stdout as exactly one JSON line. */
-const json = (stdout: string): any => {
-  const lines = stdout.trimEnd().split("\n")
-  expect(lines).toHaveLength(1)
-  return JSON.parse(lines[0]!)
-}
 
 const apply = (ws: string, text: string, ...args: Array<string>) => runCli(["apply", "--workspace", ws, ...args], { stdin: text })
 

@@ -1,7 +1,7 @@
 /**
  * forkjoin outside its clone: the `npm pack` tarball installed into a fresh project (offline
  * where the npm cache allows) gives a working `forkjoin` binary and a typed library, with no
- * Node engine warnings. One pack and one install per run (the native addon compiles on install).
+ * Node engine warnings. One pack and one install per run.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -36,6 +36,19 @@ beforeAll(() => {
   tarball = path.join(pack, packed[0].filename)
   project = temp("fj-consumer-")
   fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
+  // better-sqlite3 installs through prebuild-install, which cannot download a prebuilt addon
+  // here and falls back to a minute-long C++ compile. The addon this checkout already built is
+  // offered as a local prebuild (named and laid out as prebuild-install expects; it loads it before
+  // accepting it): npm still resolves, fetches and installs every package of OUR tarball. When the
+  // resolved better-sqlite3 is another version, the name does not match and it compiles as before.
+  const sqlite = path.join(projectRoot, "node_modules/better-sqlite3")
+  const sqliteVersion: string = JSON.parse(fs.readFileSync(path.join(sqlite, "package.json"), "utf8")).version
+  const prebuilds = temp("fj-prebuilds-")
+  const prebuild = path.join(prebuilds, `better-sqlite3-v${sqliteVersion}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`)
+  const tar = spawnSync("tar", ["-czf", prebuild, "-C", sqlite, "build/Release/better_sqlite3.node"], { encoding: "utf8" })
+  if (tar.status !== 0) throw new Error(`tar failed (${tar.status}): ${tar.stderr}`)
+  // prebuild-install reads its settings from the nearest .prebuild-installrc up from the package.
+  fs.writeFileSync(path.join(project, ".prebuild-installrc"), `local-prebuilds=${prebuilds}\n`)
   const install = npm(["install", "--prefer-offline", "--no-audit", "--no-fund", "--prefix", project, tarball, `@types/node@${typesNodeVersion}`], project)
   installErr = install.stderr
 }, 900_000)

@@ -42,7 +42,7 @@ describe("gateway views and denied paths", () => {
     for (const e of events) {
       const r = await call(`${gw.url}/v1/provider-events`, { token, body: { ...e, turn: "p1" } })
       expect(r.status, r.text).toBe(400)
-      expect(r.json.reason).toBe("PathDenied")
+      expect(r.json.reason).toBe("path_denied_by_policy")
     }
     const items = await timeline()
     expect(items).toHaveLength(1)

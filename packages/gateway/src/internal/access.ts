@@ -19,6 +19,9 @@ import type { TokenStore, TokenStoreError } from "../TokenStore.ts"
 /** Everything a gateway handler may use. */
 export type Services = Engine | HistoryStore | MergeStore | Sqlite | HistoryViews | ProviderAggregates | TokenStore
 
+// A path the workspace policy denies is the engine's stable code, as an apply of it would be.
+const ingestReason = { Malformed: "Malformed", PathRefused: "PathRefused", PathDenied: "path_denied_by_policy" } as const
+
 /** The API error of any failure a handler meets. */
 export type ApiError = NotFound | BadRequest | Rejected | Unavailable
 
@@ -47,7 +50,7 @@ export const toApiError = (
         ? new NotFound({ message: e.detail })
         : e.reason === "Conflict"
         ? new Rejected({ code: "provider_event_conflict", paths: [], message: e.detail })
-        : new BadRequest({ reason: e.reason, message: e.detail })
+        : new BadRequest({ reason: ingestReason[e.reason], message: e.detail })
   }
 }
 

@@ -191,8 +191,9 @@ export const runSubagents = Tool.make("run_subagents", {
  * @since 0.1.0
  */
 export const resolveConflict = Tool.make("resolve_conflict", {
-  description: "Resolve a conflict the join held back: 'apply' the child's version, 'discard' it (keep the live file), or " +
-    "'content' to write the given text.",
+  description: "Resolve a conflict the join held back: 'apply' takes the child's side of the conflicting hunks onto the live " +
+    "file as it is now (its other changes stay; a conflict without hunks (binary, deleted, added on both sides, moved and " +
+    "edited) takes the child's whole file), 'discard' keeps the live file, 'content' writes the given text.",
   parameters: ResolveConflictArgs
 })
 

@@ -35,8 +35,9 @@ export const ApplyRequest = Schema.Struct({
 export type ApplyRequest = typeof ApplyRequest.Type
 
 /**
- * `POST /v1/conflicts/{conflictId}/resolve`: `apply` the child's version, `discard` it, or
- * `content` (the merged text, UTF-8).
+ * `POST /v1/conflicts/{conflictId}/resolve`: `apply` (the child's side of the conflicting hunks
+ * onto the live file; the child's whole file for a conflict without hunks), `discard` (keep the
+ * live file), or `content` (the merged text, UTF-8).
  *
  * @category models
  * @since 0.1.0

@@ -110,6 +110,8 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
     } while (cursor);
   };
 
+  const APPLY_HINT = "Takes the child's side of the conflicting hunks onto the live file as it is now (its other changes stay); " +
+    "a conflict without hunks (binary, deleted, added on both sides, moved and edited) takes the child's whole file.";
   const resolve = (conflictId, kind) =>
     api("/v1/conflicts/" + encodeURIComponent(conflictId) + "/resolve", { method: "POST", body: JSON.stringify({ kind }) })
       .then(() => loadRuns()).catch(fail);
@@ -121,7 +123,8 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
       el("div", {}, c.path + " ", el("span", { class: "tag" }, c.status), el("span", { class: "tag" }, c.reason)),
       el("pre", {}, c.text || ""),
       c.status === "open" ? el("div", {},
-        el("button", { "data-testid": "resolve-apply", onclick: () => resolve(c.conflictId, "apply") }, "Apply child's version"), " ",
+        el("button", { "data-testid": "resolve-apply", title: APPLY_HINT, onclick: () => resolve(c.conflictId, "apply") },
+          "Take the child's side of the conflicting hunks"), " ",
         el("button", { "data-testid": "resolve-discard", onclick: () => resolve(c.conflictId, "discard") }, "Discard")) : null)));
   const loadRuns = async () => {
     const { runs } = await api("/v1/runs");

@@ -16,10 +16,11 @@ import type { FileState, Plan, PlannedFile, SummaryLine } from "@forkjoin/patch/
 import { byCodeUnit } from "@forkjoin/patch/RelativePath"
 import { ChangesetEntry, type ChangesetPreimage } from "@forkjoin/schema/Changeset"
 import type { ConflictHunk, ConflictReason } from "@forkjoin/schema/Conflict"
-import type { RelativePath, Sha256Hash } from "@forkjoin/schema/Ids"
+import type { RelativePath, Sha256Hash, TaskId } from "@forkjoin/schema/Ids"
 import type { ChangeKind } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Schema from "effect/Schema"
 import { mergeFile, type Side } from "./FileMerge.ts"
+import { defaultLabels, type MarkerLabels } from "./TextMerge.ts"
 import { liveFiles } from "./internal/liveFiles.ts"
 
 // -------------------------------------------------------------------------------------
@@ -29,7 +30,8 @@ import { liveFiles } from "./internal/liveFiles.ts"
 /**
  * What `planChild` needs: the child's `entries`; `live`, the state of every entry path and
  * `moveFrom`; `postimage`, the child's blobs by hash; `preimage`, bytes of a preimage by hash
- * from history; `changedBySiblings`, the paths earlier children of this join changed.
+ * from history; `changedBySiblings`, the paths earlier children of this join changed;
+ * `labels`, the names on a text conflict's markers (the join's are `joinMarkerLabels`).
  *
  * @category models
  * @since 0.1.0
@@ -40,6 +42,7 @@ export interface ChildPlanInput {
   readonly postimage: (hash: Sha256Hash) => Uint8Array | undefined
   readonly preimage: (hash: Sha256Hash) => Uint8Array | undefined
   readonly changedBySiblings: ReadonlySet<RelativePath>
+  readonly labels?: MarkerLabels
 }
 
 /**
@@ -91,6 +94,15 @@ export type ChildPlanOutcome =
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
+
+/**
+ * The join's marker labels: `<<<<<<< workspace` (the live file), `||||||| baseline` (what the
+ * child started from) and `>>>>>>> <child id>` (the child's version).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const joinMarkerLabels = (childId: TaskId): MarkerLabels => ({ ours: "workspace", base: "baseline", theirs: childId })
 
 /**
  * The engine `Plan` of `files` with its Codex-style summary: adds, then modifications (a move
@@ -219,7 +231,7 @@ export const planChild = (input: ChildPlanInput): ChildPlanOutcome => {
   }
   if (drift.length > 0) return { _tag: "Drift", paths: sortedUnique(drift) }
 
-  const out: Collected = { files: [], autoMerged: [], converged: [], conflicts: [] }
+  const out: Collected = { labels: input.labels ?? defaultLabels, files: [], autoMerged: [], converged: [], conflicts: [] }
   const liveBytes = (p: RelativePath): Side => bytesOf(liveOf(p).state)
   for (const d of decided) {
     if ("entry" in d) mergeEntry(d, liveBytes, theirsOf.get(d.entry), out)
@@ -230,8 +242,9 @@ export const planChild = (input: ChildPlanInput): ChildPlanOutcome => {
   return { _tag: "Ready", plan: planOfFiles(out.files), autoMerged: out.autoMerged, converged: out.converged }
 }
 
-// What the planning pass collects, in entry order.
+// What the planning pass collects, in entry order (with the labels its merges render).
 interface Collected {
+  readonly labels: MarkerLabels
   readonly files: Array<PlannedFile>
   readonly autoMerged: Array<RelativePath>
   readonly converged: Array<RelativePath>
@@ -278,7 +291,7 @@ const mergeEntry = (p: Pending, live: (p: RelativePath) => Side, post: Side, out
     return
   }
   const ours = live(e.path)
-  const outcome = mergeFile({ base: p.base, ours, theirs })
+  const outcome = mergeFile({ base: p.base, ours, theirs }, out.labels)
   switch (outcome._tag) {
     case "Unchanged":
     case "Converged":
@@ -317,7 +330,7 @@ const mergeMoveDestination = (
   theirs: Side,
   out: Collected
 ): void => {
-  const outcome = mergeFile({ base, ours, theirs })
+  const outcome = mergeFile({ base, ours, theirs }, out.labels)
   if (outcome._tag === "Conflict") {
     out.conflicts.push({ path, moveFrom: source, reason: outcome.reason, base, ours, theirs, hunks: outcome.hunks, text: outcome.text })
     return

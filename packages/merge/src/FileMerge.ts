@@ -9,7 +9,7 @@
  */
 import { sameBytes } from "@forkjoin/patch/Bytes"
 import type { ConflictHunk, ConflictReason } from "@forkjoin/schema/Conflict"
-import { mergeText, takeTheirs } from "./TextMerge.ts"
+import { defaultLabels, type MarkerLabels, mergeText, takeTheirs } from "./TextMerge.ts"
 
 /**
  * One side of a file merge: its bytes, or `undefined` when there is no file.
@@ -65,12 +65,16 @@ const empty = new Uint8Array(0)
 /**
  * Merges `theirs` onto `ours` relative to `base`. Total: every input gives an outcome. Text
  * edited on both sides goes through `TextMerge.mergeText`; an add on both sides with different
- * content is always a conflict (its hunks come from merging against an empty base).
+ * content is always a conflict (its hunks come from merging against an empty base). `labels`
+ * name the sides on a text conflict's markers.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const mergeFile = (sides: { readonly base: Side; readonly ours: Side; readonly theirs: Side }): FileMergeOutcome => {
+export const mergeFile = (
+  sides: { readonly base: Side; readonly ours: Side; readonly theirs: Side },
+  labels: MarkerLabels = defaultLabels
+): FileMergeOutcome => {
   const { base, ours, theirs } = sides
   if (same(theirs, base)) return { _tag: "Unchanged" }
   if (same(ours, base)) return { _tag: "TakeTheirs", bytes: theirs }
@@ -79,13 +83,13 @@ export const mergeFile = (sides: { readonly base: Side; readonly ours: Side; rea
   if (ours === undefined) return conflict("delete_vs_edit", [], explain.delete_vs_edit)
   if (theirs === undefined) return conflict("edit_vs_delete", [], explain.edit_vs_delete)
   if (base === undefined) {
-    const added = mergeText(empty, ours, theirs)
+    const added = mergeText(empty, ours, theirs, labels)
     if (added._tag === "Conflict") return conflict("add_vs_add", added.hunks, added.text)
     if (added._tag === "Binary") return conflict("add_vs_add", [], explain.addedBinary)
     // No overlapping lines against an empty base: one side has no lines, or only the BOM differs.
     return conflict("add_vs_add", [], explain.addedNoHunk)
   }
-  const merged = mergeText(base, ours, theirs)
+  const merged = mergeText(base, ours, theirs, labels)
   switch (merged._tag) {
     case "Merged":
       return { _tag: "AutoMerged", bytes: merged.bytes }

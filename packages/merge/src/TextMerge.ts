@@ -10,15 +10,37 @@
  */
 import type { ConflictHunk } from "@forkjoin/schema/Conflict"
 import { anchored, nodeDiff3 } from "./internal/diff3.ts"
-import { mergeTextWith, takeTheirsWith } from "./internal/textMerge.ts"
+import { defaultLabels as libraryLabels, mergeTextWith, takeTheirsWith } from "./internal/textMerge.ts"
+
+/**
+ * The words after a conflict's markers: `<<<<<<< ours`, `||||||| base`, `>>>>>>> theirs`. A
+ * label is kept on its marker's line: line breaks and other control characters in it become
+ * spaces; an empty label leaves the bare marker.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface MarkerLabels {
+  readonly ours: string
+  readonly base: string
+  readonly theirs: string
+}
+
+/**
+ * The labels when the caller gives none: `ours`, `base`, `theirs` (git's words).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const defaultLabels: MarkerLabels = libraryLabels
 
 /**
  * What merging three texts gives:
  * - `Merged`: the result bytes; `bothChanged` is false when one side equals the base (the
  *   result is then the other side, byte for byte);
  * - `Conflict`: edits that overlap; `hunks` are the overlapping regions (1-based base lines),
- *   `text` the whole file with git-style `<<<<<<< ours` / `||||||| base` / `=======` /
- *   `>>>>>>> theirs` markers ending with the file's dominant line ending;
+ *   `text` the whole file with git-style `<<<<<<< <ours>` / `||||||| <base>` / `=======` /
+ *   `>>>>>>> <theirs>` markers (the `MarkerLabels`) ending with the file's dominant line ending;
  * - `Binary`: some side is not text (a NUL byte, or not UTF-8), so nothing was merged.
  *
  * @category models
@@ -31,12 +53,13 @@ export type TextMerge =
 
 /**
  * Merges `theirs` onto `ours` relative to `base`. A side equal to the base yields the other
- * side exactly (binary or not); identical changes converge.
+ * side exactly (binary or not); identical changes converge. `labels` name the sides on a
+ * conflict's markers (default `defaultLabels`).
  *
  * @category combinators
  * @since 0.1.0
  */
-export const mergeText: (base: Uint8Array, ours: Uint8Array, theirs: Uint8Array) => TextMerge = mergeTextWith(
+export const mergeText: (base: Uint8Array, ours: Uint8Array, theirs: Uint8Array, labels?: MarkerLabels) => TextMerge = mergeTextWith(
   anchored(nodeDiff3)
 )
 

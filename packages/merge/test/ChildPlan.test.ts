@@ -5,12 +5,13 @@
  * Tests that need the real three-way text merge (`mergeFile` auto-merging edits far apart)
  * are named "(real merge)".
  */
-import { type ChildPlanOutcome, planChild, planOfFiles } from "@forkjoin/merge/ChildPlan"
+import { type ChildPlanOutcome, joinMarkerLabels, planChild, planOfFiles } from "@forkjoin/merge/ChildPlan"
+import type { MarkerLabels } from "@forkjoin/merge/TextMerge"
 import { sameBytes, sha256 } from "@forkjoin/patch/Bytes"
 import type { FileState, Plan } from "@forkjoin/patch/Plan"
 import { factsOf } from "@forkjoin/patch/Snapshot"
 import type { ChangesetEntry } from "@forkjoin/schema/Changeset"
-import { RelativePath } from "@forkjoin/schema/Ids"
+import { RelativePath, TaskId } from "@forkjoin/schema/Ids"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 
@@ -60,13 +61,19 @@ const fixture = () => {
     ...(overwritten === undefined ? {} : { overwritten: pre(to, overwritten) }),
     exportable: true
   })
-  const plan = (ws: Workspace, entries: ReadonlyArray<ChangesetEntry>, siblings: ReadonlyArray<string> = []): ChildPlanOutcome =>
+  const plan = (
+    ws: Workspace,
+    entries: ReadonlyArray<ChangesetEntry>,
+    siblings: ReadonlyArray<string> = [],
+    labels?: MarkerLabels
+  ): ChildPlanOutcome =>
     planChild({
       entries,
       live: stateOf(ws),
       postimage: (h) => posts.get(h),
       preimage: (h) => history.get(h),
-      changedBySiblings: new Set(siblings.map(P))
+      changedBySiblings: new Set(siblings.map(P)),
+      ...(labels === undefined ? {} : { labels })
     })
   return { posts, history, add, update, del, move, plan }
 }
@@ -310,6 +317,19 @@ describe("planChild: merging with an earlier sibling's change", () => {
     expect(c!.path).toBe("a")
     expect(c!.reason).toBe("overlapping_edits")
     expect([dec(c!.base), dec(c!.ours), dec(c!.theirs)]).toEqual(["base\n", "ours\n", "theirs\n"])
+  })
+
+  it("a conflict's markers name the workspace, the baseline and the child with the join's labels (real merge)", () => {
+    const f = fixture()
+    const labels = joinMarkerLabels(TaskId.make("second"))
+    const [c] = conflicted(f.plan({ "a": "ours\n" }, [f.update("a", "base\n", "theirs\n")], ["a"], labels))
+    expect(c!.text).toBe("<<<<<<< workspace\nours\n||||||| baseline\nbase\n=======\ntheirs\n>>>>>>> second\n")
+    // A moved file merged at its destination too.
+    const [moved] = conflicted(f.plan({ "src": "s\n", "dst": "sibling\n" }, [f.move("src", "dst", "s\n", "t\n", "d\n")], ["dst"], labels))
+    expect(moved!.text).toBe("<<<<<<< workspace\nsibling\n||||||| baseline\nd\n=======\nt\n>>>>>>> second\n")
+    // Without labels, the library's own words.
+    const [plain] = conflicted(f.plan({ "a": "ours\n" }, [f.update("a", "base\n", "theirs\n")], ["a"]))
+    expect(plain!.text).toContain("<<<<<<< ours\n")
   })
 
   it("holds back a deletion of a file the sibling edited, and an add onto a file the sibling added", () => {

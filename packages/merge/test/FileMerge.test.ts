@@ -92,6 +92,14 @@ describe("mergeFile: both added the path with different content (add_vs_add)", (
     expect(c.text).toBe("<<<<<<< ours\nx\ny\n||||||| base\n=======\nx\nz\n>>>>>>> theirs\n")
   })
 
+  it("the caller's labels reach the markers of both text conflicts", () => {
+    const labels = { ours: "workspace", base: "baseline", theirs: "second" }
+    const added = conflictOf(mergeFile({ base: undefined, ours: enc("x\ny\n"), theirs: enc("x\nz\n") }, labels))
+    expect(added.text).toBe("<<<<<<< workspace\nx\ny\n||||||| baseline\n=======\nx\nz\n>>>>>>> second\n")
+    const edited = conflictOf(mergeFile({ base: enc("a\n"), ours: enc("b\n"), theirs: enc("c\n") }, labels))
+    expect(edited.text).toBe("<<<<<<< workspace\nb\n||||||| baseline\na\n=======\nc\n>>>>>>> second\n")
+  })
+
   it("binary, one side empty, or only the BOM differing: explained", () => {
     explained(mergeFile({ base: undefined, ours: binary, theirs: binary2 }), "add_vs_add")
     explained(mergeFile({ base: undefined, ours: new Uint8Array(0), theirs: enc("x\n") }), "add_vs_add")

@@ -1,5 +1,5 @@
 /** The three-way text merge: byte-exact results, conflicts as hunks plus rendered markers, and the diff3 adapter. */
-import { type TextMerge, mergeText } from "@forkjoin/merge/TextMerge"
+import { defaultLabels, type TextMerge, mergeText } from "@forkjoin/merge/TextMerge"
 import { ConflictHunk } from "@forkjoin/schema/Conflict"
 import * as Schema from "effect/Schema"
 import * as fc from "fast-check"
@@ -354,6 +354,21 @@ describe("mergeText: conflicts", () => {
   it("the rendered text keeps the merged BOM", () => {
     const r = conflictOf(mergeText(enc(`${BOM}a\n`), enc(`${BOM}b\n`), enc(`${BOM}c\n`)))
     expect(r.text).toBe(`${BOM}<<<<<<< ours\nb\n||||||| base\na\n=======\nc\n>>>>>>> theirs\n`)
+  })
+
+  it("the caller's labels name each side on its marker; the defaults are ours, base, theirs", () => {
+    const labels = { ours: "workspace", base: "baseline", theirs: "second" }
+    const r = conflictOf(mergeText(enc("a\nb\nc\n"), enc("a\nB\nc\n"), enc("a\nX\nc\n"), labels))
+    expect(r.text).toBe("a\n<<<<<<< workspace\nB\n||||||| baseline\nb\n=======\nX\n>>>>>>> second\nc\n")
+    expect(r.hunks).toEqual(conflictOf(m("a\nb\nc\n", "a\nB\nc\n", "a\nX\nc\n")).hunks)
+    expect(defaultLabels).toEqual({ ours: "ours", base: "base", theirs: "theirs" })
+  })
+
+  it("a label cannot forge lines: line breaks and control characters in it become one space; an empty label leaves the bare marker", () => {
+    const labels = { ours: "x\n=======\r\ninjected", base: "", theirs: " t\u0000\u2028>>>>>>> y " }
+    const r = conflictOf(mergeText(enc("a\nb\nc\n"), enc("a\nB\nc\n"), enc("a\nX\nc\n"), labels))
+    expect(r.text).toBe("a\n<<<<<<< x ======= injected\nB\n|||||||\nb\n=======\nX\n>>>>>>> t >>>>>>> y\nc\n")
+    expect(r.text.split("\n").filter((l) => /^(<{7}|\|{7}|={7}|>{7})/.test(l))).toHaveLength(4)
   })
 
   it("an empty base: two different additions are one hunk", () => {

@@ -5,15 +5,25 @@
  */
 import { sameBytes } from "@forkjoin/patch/Bytes"
 import type { ConflictHunk } from "@forkjoin/schema/Conflict"
-import type { TextMerge, TheirsTaken } from "../TextMerge.ts"
+import type { MarkerLabels, TextMerge, TheirsTaken } from "../TextMerge.ts"
 import type { Block, Diff3 } from "./diff3.ts"
 import { dominantEnding, endingOf, textSide } from "./lines.ts"
 
 const BOM = "\uFEFF"
 const encoder = new TextEncoder()
 
+/** The library's labels, git's own words for the three sides. */
+export const defaultLabels: MarkerLabels = { ours: "ours", base: "base", theirs: "theirs" }
+
+// A label is part of one marker line: a line break (or any control character) in it would
+// forge marker or content lines, so each run of them becomes one space.
+const markerLine = (marker: string, label: string): string => {
+  const oneLine = label.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, " ").trim()
+  return oneLine === "" ? marker : `${marker} ${oneLine}`
+}
+
 /** The whole file with git-style diff3 markers; a marker never shares a line with content. */
-const render = (blocks: ReadonlyArray<Block>, bom: boolean, eol: string): string => {
+const render = (blocks: ReadonlyArray<Block>, bom: boolean, eol: string, labels: MarkerLabels): string => {
   const parts: Array<string> = bom ? [BOM] : []
   let open = false
   const lines = (xs: ReadonlyArray<string>) => {
@@ -26,16 +36,19 @@ const render = (blocks: ReadonlyArray<Block>, bom: boolean, eol: string): string
     parts.push(m, eol)
     open = false
   }
+  const oursLine = markerLine("<<<<<<<", labels.ours)
+  const baseLine = markerLine("|||||||", labels.base)
+  const theirsLine = markerLine(">>>>>>>", labels.theirs)
   for (const block of blocks) {
     if (block._tag === "Ok") lines(block.lines)
     else {
-      marker("<<<<<<< ours")
+      marker(oursLine)
       lines(block.ours)
-      marker("||||||| base")
+      marker(baseLine)
       lines(block.base)
       marker("=======")
       lines(block.theirs)
-      marker(">>>>>>> theirs")
+      marker(theirsLine)
     }
   }
   return parts.join("")
@@ -66,7 +79,8 @@ export const takeTheirsWith = (diff3: Diff3) => (base: Uint8Array, ours: Uint8Ar
 }
 
 /** The text merge with `diff3` as the line merge (see `TextMerge.mergeText`). */
-export const mergeTextWith = (diff3: Diff3) => (base: Uint8Array, ours: Uint8Array, theirs: Uint8Array): TextMerge => {
+export const mergeTextWith = (diff3: Diff3) =>
+(base: Uint8Array, ours: Uint8Array, theirs: Uint8Array, labels: MarkerLabels = defaultLabels): TextMerge => {
   if (sameBytes(ours, base)) return { _tag: "Merged", bytes: theirs, bothChanged: false }
   if (sameBytes(theirs, base)) return { _tag: "Merged", bytes: ours, bothChanged: false }
   if (sameBytes(ours, theirs)) return { _tag: "Merged", bytes: ours, bothChanged: true }
@@ -84,7 +98,7 @@ export const mergeTextWith = (diff3: Diff3) => (base: Uint8Array, ours: Uint8Arr
     }
   }
   if (hunks.length > 0) {
-    return { _tag: "Conflict", hunks, text: render(blocks, bom, dominantEnding([o.lines, t.lines, b.lines])) }
+    return { _tag: "Conflict", hunks, text: render(blocks, bom, dominantEnding([o.lines, t.lines, b.lines]), labels) }
   }
   const merged: Array<string> = bom ? [BOM] : []
   for (const block of blocks) if (block._tag === "Ok") for (const line of block.lines) merged.push(line)

@@ -1,3 +1,5 @@
+import type { TestSpecification } from "vitest/node"
+import { BaseSequencer } from "vitest/node"
 import { defineConfig } from "vitest/config"
 
 // vitest 5's reporter calls Map.groupBy (Node >= 21); Node 20 is a supported runtime here.
@@ -17,6 +19,40 @@ if (typeof (Map as { groupBy?: unknown }).groupBy !== "function") {
   })
 }
 
+/**
+ * The slowest files (measured), longest first. vitest starts the files with the longest recorded
+ * durations first, but a fresh clone or CI after `npm ci` (which removes node_modules/.vite) has
+ * none and falls back to file size: a two-minute file of 140 lines then started half-way through and
+ * ran alone at the end on one of the two workers.
+ */
+const SLOWEST = [
+  "test/crash/crash.test.ts",
+  "test/crash/join.crash.test.ts",
+  "packages/cli/test/gate.test.ts",
+  "test/install/install.test.ts",
+  "packages/cli/test/join.test.ts",
+  "packages/cli/test/cli.test.ts",
+  "packages/cli/test/tty.test.ts",
+  "packages/cli/test/history.test.ts",
+  "packages/cli/test/workspace.test.ts",
+  "packages/cli/test/join.badinput.test.ts",
+  "packages/cli/test/friction.test.ts",
+  "probes/test/Probe.test.ts"
+]
+
+/** vitest's order, except that without recorded durations the files in SLOWEST go first, in its order. */
+class SlowestFirst extends BaseSequencer {
+  override async sort(files: Array<TestSpecification>): Promise<Array<TestSpecification>> {
+    const sorted = await super.sort(files)
+    if (sorted.every((spec) => this.ctx.cache.getTestSpecificationResult(spec) !== undefined)) return sorted
+    const rank = (spec: TestSpecification): number => {
+      const i = SLOWEST.findIndex((file) => spec.moduleId.endsWith(`/${file}`))
+      return i === -1 ? SLOWEST.length : i
+    }
+    return sorted.sort((a, b) => rank(a) - rank(b))
+  }
+}
+
 export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "probes/**/*.test.ts"],
@@ -24,6 +60,7 @@ export default defineConfig({
     // Two files at a time even on a 2-core machine (vitest's default is one fewer than the
     // cores): most CLI, crash and probe tests wait on child processes, not the CPU.
     maxWorkers: 2,
+    sequence: { sequencer: SlowestFirst },
     testTimeout: 60_000,
     hookTimeout: 60_000
   }

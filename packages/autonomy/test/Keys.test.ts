@@ -81,7 +81,7 @@ describe("Keys", () => {
       fs.writeFileSync(big, "")
       fs.truncateSync(big, 1024 * 1024)
       assert.include((yield* Effect.flip(Keys.readPrivate(big))).message, "far larger than a key")
-    }), { timeout: 20_000 })
+    }))
 
   it("a file that is not PEM is refused", () => {
     const r = Keys.parsePrivate("/k/junk.pem", "hello\n")

@@ -19,7 +19,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { servicesLayer } from "../src/Gateway.ts"
 import { makeFastApply } from "../src/internal/fastApply.ts"
-import { makeWorkspace, patchOf, registerThread, revokeToken, type Started, start, tokenFor } from "./support.ts"
+import { expiredTokenFor, makeWorkspace, patchOf, registerThread, revokeToken, type Started, start, tokenFor } from "./support.ts"
 
 const FILES = { "a.txt": "one\ntwo\nthree\n", "b.txt": "b1\nb2\n" }
 const CAP = 4096
@@ -77,7 +77,7 @@ const setUp = async (fastApply: boolean): Promise<Side> => {
   await registerThread(w.ws, w.db, "other")
   const revoked = await tokenFor(w.db, "main")
   await revokeToken(w.db, revoked.tokenId)
-  const expired = await tokenFor(w.db, "main", 1)
+  const expired = await expiredTokenFor(w.db, "main")
   return {
     w,
     gw,
@@ -131,7 +131,6 @@ let router: Side
 beforeAll(async () => {
   fast = await setUp(true)
   router = await setUp(false)
-  await new Promise((r) => setTimeout(r, 5)) // the 1 ms tokens expire
 })
 
 afterAll(async () => {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { call, makeWorkspace, openEvents, patchOf, registerThread, revokeToken, type Started, start, tokenFor } from "./support.ts"
+import { call, expiredTokenFor, makeWorkspace, openEvents, patchOf, registerThread, revokeToken, type Started, start, tokenFor } from "./support.ts"
 
 const FILES = { "a.txt": "one\ntwo\nthree\n", "slots.txt": "slot-1\nx\nslot-2\nx\nslot-3\nx\nslot-4\n" }
 
@@ -72,8 +72,7 @@ describe("tokens", () => {
     expect((await call(`${gw.url}/v1/whoami`, { token: revoked.token })).json).toEqual({ thread: "parent" })
     await revokeToken(w.db, revoked.tokenId)
     expect((await call(`${gw.url}/v1/whoami`, { token: revoked.token })).json).toMatchObject({ reason: "Revoked" })
-    const expired = await tokenFor(w.db, "parent", 1)
-    await new Promise((r) => setTimeout(r, 5))
+    const expired = await expiredTokenFor(w.db, "parent")
     expect((await call(`${gw.url}/v1/whoami`, { token: expired.token })).json).toMatchObject({ _tag: "Unauthorized", reason: "Expired" })
     const events = await call(`${gw.url}/v1/events`, { token: expired.token })
     expect(events).toMatchObject({ status: 401, json: { reason: "Expired" } })

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import { TestClock } from "effect/testing"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -54,6 +55,10 @@ const withStore = <A, E>(db: string, effect: Effect.Effect<A, E, TokenStore>) =>
 
 /** Issues a token for `thread` in the database `db`. */
 export const tokenFor = (db: string, thread: string, ttlMs?: number) => withStore(db, Tokens.issue(ThreadId.make(thread), ttlMs))
+
+/** A token for `thread` that expired long ago: issued for 1 ms at the epoch (a test clock), so no test waits for it to expire. */
+export const expiredTokenFor = (db: string, thread: string) =>
+  withStore(db, Tokens.issue(ThreadId.make(thread), 1).pipe(Effect.provide(TestClock.layer())))
 
 /** Revokes a token. */
 export const revokeToken = (db: string, tokenId: string) => withStore(db, Tokens.revoke(tokenId))

@@ -8,7 +8,7 @@ import * as Result from "effect/Result"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { checkPath, makeGrants } from "../src/ViewGrants.ts"
+import { checkPath, DEFAULT_GRANT_TTL_MS, makeGrants } from "../src/ViewGrants.ts"
 import { call, makeWorkspace, registerThread, type Started, start, tokenFor } from "./support.ts"
 
 let gw: Started
@@ -26,7 +26,7 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(w.outside, "secret.txt"), "secret\n")
   fs.symlinkSync(path.join(w.outside, "secret.txt"), path.join(w.ws, "leak.txt"))
   gw = await start({ root: w.ws })
-  shortGw = await start({ root: w.ws, grantTtlMs: 1 })
+  shortGw = await start({ root: w.ws, grantTtlMs: 0 })
   await registerThread(w.ws, w.db, "p")
   await registerThread(w.ws, w.db, "p/c", "p")
   await registerThread(w.ws, w.db, "other")
@@ -45,10 +45,15 @@ const grant = (server: Started, thread: string, body: unknown, t = token) =>
 
 describe("view grants", () => {
   it("serves one file as text with the line marked, an ETag, once", async () => {
+    const before = Date.now()
     const g = await grant(gw, "p/c", { path: "src/a.ts", line: 2, column: 3 })
+    const after = Date.now()
     expect(g.status).toBe(200)
     expect(g.json.url).toBe(`${gw.url}/view/${g.json.grant}`)
-    expect(Date.parse(g.json.expiresAt) - Date.now()).toBeLessThanOrEqual(60_000)
+    // Valid for the default lifetime from when the server issued it (between the two readings).
+    const expiresAt = Date.parse(g.json.expiresAt)
+    expect(expiresAt).toBeGreaterThanOrEqual(before + DEFAULT_GRANT_TTL_MS)
+    expect(expiresAt).toBeLessThanOrEqual(after + DEFAULT_GRANT_TTL_MS)
     const page = await call(g.json.url)
     expect(page.status).toBe(200)
     expect(page.headers.get("content-type")).toMatch(/text\/html/)
@@ -73,7 +78,7 @@ describe("view grants", () => {
     expect(await call(`${gw.url}/view/${edited}.${mac}`)).toMatchObject({ status: 403, json: { reason: "Altered" } })
     const foreign = await grant(shortGw, "p", { path: "src/a.ts" })
     expect(await call(`${gw.url}/view/${foreign.json.grant}`)).toMatchObject({ status: 403, json: { reason: "Altered" } })
-    await new Promise((r) => setTimeout(r, 5))
+    // shortGw's grants expire as they are issued.
     expect(await call(foreign.json.url)).toMatchObject({ status: 410, json: { reason: "Expired" } })
     expect(await call(`${gw.url}/view/garbage`)).toMatchObject({ status: 403, json: { reason: "Malformed" } })
   })

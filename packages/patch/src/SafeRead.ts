@@ -109,6 +109,50 @@ export const readCheckedFile = (
   }
 }
 
+const DIRECTORY_FLAGS = OPEN_FLAGS | (fs.constants.O_DIRECTORY ?? 0)
+
+/**
+ * The entries (names and kinds) of the folder at `absolute`, read from the opened folder
+ * itself: opened without following a final link, verified a folder whose real location
+ * `allow` accepts, then listed through its descriptor (`/proc/self/fd`), so a name swapped for
+ * a link after a check can never list another folder. Without procfs the folder is listed by
+ * name and the name must still open the same device and inode afterwards.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const readCheckedDirectory = (
+  absolute: string,
+  allow: (landed: string) => boolean
+): Result.Result<Array<fs.Dirent>, ReadRefusal> => {
+  let fd: number
+  try {
+    fd = fs.openSync(absolute, DIRECTORY_FLAGS)
+  } catch (error) {
+    const code = errnoOf(error)
+    // ELOOP: a link is there now; ENOTDIR: not a folder now; ENOENT: swapped away.
+    if (code === "ELOOP" || code === "ENOENT" || code === "ENOTDIR" || code === "ENXIO") {
+      return Result.fail({ _tag: "Replaced", detail: `opening it failed with ${code}` })
+    }
+    return Result.fail({ _tag: "Failed", error })
+  }
+  try {
+    const opened = fs.fstatSync(fd)
+    if (!opened.isDirectory()) return Result.fail({ _tag: "Replaced", detail: "it is no longer a folder" })
+    const landed = landingOf(fd, absolute)
+    if (!allow(landed)) return Result.fail({ _tag: "Refused", landed })
+    if (hasProcFd()) return Result.succeed(fs.readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true }))
+    const entries = fs.readdirSync(absolute, { withFileTypes: true })
+    const after = fs.lstatSync(absolute)
+    if (after.dev !== opened.dev || after.ino !== opened.ino) return Result.fail({ _tag: "Replaced", detail: "another folder is there now" })
+    return Result.succeed(entries)
+  } catch (error) {
+    return Result.fail({ _tag: "Failed", error })
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
 /**
  * The regular file at the workspace-relative `rel` under `root` (a real path), read through
  * `readCheckedFile`, with its permission bits; `absent` when nothing is there; `unreadable`

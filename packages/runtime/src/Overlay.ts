@@ -20,7 +20,6 @@
 import { Engine, type Inspection } from "@forkjoin/engine/Engine"
 import {
   byCodeUnit,
-  errnoOf,
   factsOf,
   parsePatch,
   patchTargets,
@@ -349,14 +348,10 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
       Effect.suspend(() => {
         const cached = state.listings.get(dir)
         if (cached !== undefined) return Effect.succeed(cached)
-        try {
-          const entries = readDirectory(root, dir)
-          state = OverlayState.cacheListing(state, dir, entries)
-          return Effect.succeed(entries as ReadonlyArray<DirEntry>)
-        } catch (e) {
-          const errno = errnoOf(e) ?? String(e)
-          return Effect.fail(viewError("path_invalid", dir === "" ? "." : dir, `Cannot list '${dir === "" ? "." : dir}' (${errno}).`, e))
-        }
+        const read = readDirectory(root, dir)
+        if (Result.isFailure(read)) return Effect.fail(read.failure)
+        state = OverlayState.cacheListing(state, dir, read.success)
+        return Effect.succeed(read.success as ReadonlyArray<DirEntry>)
       })
 
     const listDir = (raw: string) =>

@@ -5,7 +5,6 @@
  */
 import { Engine } from "@forkjoin/engine/Engine"
 import {
-  errnoOf,
   type FileState,
   NetChange,
   parsePatch,
@@ -78,21 +77,21 @@ export const listDir = (engine: Engine["Service"], batch: Batch | undefined, raw
     const names = new Map<string, DirEntry["kind"]>()
     const prefix = dir === "" ? "" : `${dir}/`
     const stagedHere = batch === undefined ? [] : [...batch.staged].filter(([p]) => p.startsWith(prefix))
+    let liveMissing = false
     if (dir !== "") {
       const state = (yield* engine.read([dir])).get(dir) ?? MISSING
+      liveMissing = state._tag === "Missing"
       if (state._tag === "File") return yield* viewError("unsupported_file_type", dir, `'${dir}' is a file; read it with read_file.`)
       if (state._tag === "Other") return yield* viewError("unsupported_file_type", dir, `'${dir}' is ${state.description}.`)
       if (state._tag === "Missing" && !stagedHere.some(([, s]) => s._tag === "File")) {
         return yield* viewError("target_missing", dir, `Directory '${dir}' does not exist.`)
       }
     }
-    try {
-      for (const e of readDirectory(engine.root, dir)) names.set(e.name, e.kind)
-    } catch (e) {
-      // A directory that exists only in the batch has no live listing.
-      if (errnoOf(e) !== "ENOENT") {
-        return yield* viewError("path_invalid", dir === "" ? "." : dir, `Cannot list '${dir === "" ? "." : dir}' (${String(e)}).`, e)
-      }
+    // A directory that exists only in the batch has no live listing.
+    if (!liveMissing) {
+      const read = readDirectory(engine.root, dir)
+      if (Result.isFailure(read)) return yield* read.failure
+      for (const e of read.success) names.set(e.name, e.kind)
     }
     for (const [p, s] of stagedHere) {
       const rest = p.slice(prefix.length)

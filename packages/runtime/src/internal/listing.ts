@@ -1,9 +1,13 @@
 /**
  * What the overlay and a direct session's view share about paths and listings: normalising a
  * path an action named, reading which directory `list_dir` asks for (the root included), the
- * kinds of a shared directory's entries, and the visible, sorted result (denied globs hidden).
+ * entries of a shared directory read from the opened folder, and the visible, sorted result
+ * (denied globs hidden).
  */
-import { byCodeUnit, normalizeRelativePath } from "@forkjoin/patch"
+import { byCodeUnit, errnoOf, normalizeRelativePath, relativeUnder, remedyOf } from "@forkjoin/patch"
+import { deniedByDefault } from "@forkjoin/patch/PathPolicy"
+import { readCheckedDirectory } from "@forkjoin/patch/SafeRead"
+import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
@@ -23,12 +27,48 @@ export const listedDirectory = (raw: string) => {
   return isRoot ? Effect.succeed("") : normalize(raw)
 }
 
-/** The entries of `dir` (workspace-relative, `""` = root) on disk with their kinds; throws the system error. */
-export const readDirectory = (root: string, dir: string): Array<DirEntry> =>
-  fs.readdirSync(path.join(root, dir), { withFileTypes: true }).map((e): DirEntry => ({
-    name: e.name,
-    kind: e.isFile() ? "file" : e.isDirectory() ? "directory" : e.isSymbolicLink() ? "symlink" : "other"
-  }))
+const kindOf = (e: fs.Dirent): DirEntry["kind"] =>
+  e.isFile() ? "file" : e.isDirectory() ? "directory" : e.isSymbolicLink() ? "symlink" : "other"
+
+const listError = (code: EngineError["code"], dir: string, message: string, cause?: unknown) =>
+  new EngineError({ code, stage: 3, paths: [dir === "" ? "." : dir], message, ...(cause === undefined ? {} : { cause }) })
+
+/**
+ * The entries of `dir` (workspace-relative, `""` = root) on disk with their kinds, read from
+ * the opened folder (`readCheckedDirectory`): a folder swapped for a link after the caller's
+ * check is refused (`stale_file`), and one that really lies outside the workspace
+ * (`path_outside_roots`) or in a denied folder (`path_denied_by_policy`) is never listed.
+ * Entries whose real path is denied are left out.
+ */
+export const readDirectory = (root: string, dir: string): Result.Result<Array<DirEntry>, EngineError> => {
+  let under: string | undefined
+  const read = readCheckedDirectory(dir === "" ? root : path.join(root, ...dir.split("/")), (landed) => {
+    under = relativeUnder(root, landed)
+    return under !== undefined && deniedByDefault(under) === undefined
+  })
+  const shown = dir === "" ? "." : dir
+  if (Result.isSuccess(read)) {
+    const prefix = under === undefined || under === "" ? "" : `${under}/`
+    return Result.succeed(
+      read.success.filter((e) => deniedByDefault(prefix + e.name) === undefined).map((e): DirEntry => ({ name: e.name, kind: kindOf(e) }))
+    )
+  }
+  const refusal = read.failure
+  switch (refusal._tag) {
+    case "Replaced":
+      return Result.fail(listError("stale_file", dir, `'${shown}' changed while it was being listed (${refusal.detail}): another process is replacing it; list it again once it settles.`))
+    case "Refused":
+      return Result.fail(
+        under === undefined
+          ? listError("path_outside_roots", dir, `'${shown}' led outside the workspace when it was opened (it or a folder on its path is a link); only folders inside the workspace can be listed.`)
+          : listError("path_denied_by_policy", dir, `'${shown}' led into '${under}', which the workspace policy denies (forkjoin neither reads nor changes it); list folders outside it.`)
+      )
+    case "Failed":
+      return Result.fail(
+        listError("path_invalid", dir, `Cannot list '${shown}' (${errnoOf(refusal.error) ?? String(refusal.error)}); ${remedyOf(refusal.error) ?? "check the folder and its permissions"}.`, refusal.error)
+      )
+  }
+}
 
 /** The names of a listing below `dir` that no denied glob hides, sorted by code unit. */
 export const visibleEntries = (
@@ -38,7 +78,7 @@ export const visibleEntries = (
 ): Array<DirEntry> => {
   const prefix = dir === "" ? "" : `${dir}/`
   return [...names]
-    .filter(([name]) => !denied.some((re) => re.test(prefix + name)))
+    .filter(([name]) => deniedByDefault(prefix + name) === undefined && !denied.some((re) => re.test(prefix + name)))
     .map(([name, kind]): DirEntry => ({ name, kind }))
     .sort((a, b) => byCodeUnit(a.name, b.name))
 }

@@ -8,7 +8,7 @@
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
 import { cutPoints } from "../src/internal/chunking.ts"
-import { helperRunning } from "../src/internal/hashAhead.ts"
+import { helperRunning, helperStarted } from "../src/internal/hashAhead.ts"
 import * as SnapshotStore from "@forkjoin/history/SnapshotStore"
 import { type Connection, Sqlite } from "@forkjoin/history/Sqlite"
 import type { StoreError } from "@forkjoin/history/HistoryStore"
@@ -238,9 +238,8 @@ describe("SnapshotStore", () => {
       const h2 = yield* put(v2, h1)
       // The second large read starts the helper; reads use it once it runs.
       for (let i = 0; i < 2; i++) assert.isTrue(same(yield* bytesOf(h2), v2))
-      yield* Effect.promise(async () => {
-        while (!helperRunning()) await new Promise((r) => setTimeout(r, 10))
-      })
+      yield* Effect.promise(helperStarted)
+      assert.isTrue(helperRunning(), "the helper thread started")
       for (const [h, v] of [[h1, v1], [h2, v2]] as const) assert.isTrue(same(yield* bytesOf(h), v))
       // A chunk both share, replaced by as many other bytes: only the hash can tell.
       const victim = yield* sql.run("t", (c) => c.get<{ id: number }>("SELECT id FROM chunks WHERE codec = 1 ORDER BY id LIMIT 1 OFFSET 3")!.id)

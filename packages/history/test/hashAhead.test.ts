@@ -6,7 +6,7 @@
  */
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { assert, describe, it } from "@effect/vitest"
-import { endHelper, type HashAhead, hashAhead, helperRunning, onHelper } from "../src/internal/hashAhead.ts"
+import { endHelper, type HashAhead, hashAhead, helperCaughtUp, helperRunning, helperStarted, onHelper } from "../src/internal/hashAhead.ts"
 import { prng } from "../../../test/support/random.ts"
 
 const MiB = 1 << 20
@@ -14,8 +14,8 @@ const MiB = 1 << 20
 /** Starts the helper (the second hash large enough does) and waits until it runs. */
 const withHelper = async (): Promise<void> => {
   for (let i = 0; i < 2; i++) hashAhead(2 * MiB).digest(new Uint8Array(2 * MiB))
-  // Until it runs (the test's timeout is the only bound).
-  while (!helperRunning()) await new Promise((resolve) => setTimeout(resolve, 10))
+  await helperStarted()
+  assert.isTrue(helperRunning(), "the helper thread started")
 }
 
 /**
@@ -93,8 +93,8 @@ describe("hashAhead", () => {
     again.advance(changed, changed.length)
     const before = sha256(changed)
     changed[10] = changed[10]! ^ 0xff
-    // Time for the helper to finish: the digest is then its own, whatever the machine's load.
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Once the helper has finished, the digest is its own, whatever the machine's load.
+    await helperCaughtUp()
     assert.strictEqual(again.digest(changed), before, "advanced bytes are final: the helper hashed them as they were")
   })
 

@@ -56,6 +56,7 @@ const ctl = new Int32Array(workerData.control)
 const digest = new Uint8Array(workerData.control, ${DIGEST_AT}, 32)
 const staging = new Uint8Array(workerData.staging)
 Atomics.store(ctl, ${ALIVE}, 1)
+Atomics.notify(ctl, ${ALIVE})
 let seen = Atomics.load(ctl, ${JOB})
 for (;;) {
   Atomics.wait(ctl, ${JOB}, seen)
@@ -145,6 +146,28 @@ export const endHelper = async (): Promise<void> => {
   if (helper === undefined) return
   helper.retired = true
   await helper.worker.terminate()
+}
+
+/** Resolves once `h`'s thread has ended (at once when it has). */
+const ended = (h: Helper): Promise<void> =>
+  h.retired ? Promise.resolve() : new Promise((resolve) => h.worker.once("exit", () => resolve()))
+
+/** Resolves once the helper thread is running or has ended (for tests: no polling); at once when none was started. */
+export const helperStarted = async (): Promise<void> => {
+  const h = helper
+  if (h === undefined) return
+  const wait = Atomics.waitAsync(h.control, ALIVE, 0)
+  if (wait.async) await Promise.race([wait.value, ended(h)])
+}
+
+/** Resolves once the helper has finished its latest hash (all of whose bytes were advanced) or has ended (for tests). */
+export const helperCaughtUp = async (): Promise<void> => {
+  const h = helper
+  if (h === undefined) return
+  for (let done = Atomics.load(h.control, DONE); done !== h.job && !h.retired; done = Atomics.load(h.control, DONE)) {
+    const wait = Atomics.waitAsync(h.control, DONE, done)
+    if (wait.async) await Promise.race([wait.value, ended(h)])
+  }
 }
 
 /** Whether a hash runs on the helper thread (for tests: a full collection a moment ago keeps it inline). */

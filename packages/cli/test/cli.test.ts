@@ -109,7 +109,8 @@ describe("forkjoin (root)", () => {
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/mean-empty\s+auto_merged/)
     expect(r.stdout).toMatch(/div-int\s+conflicted_unresolved/)
-    expect(r.stdout).toContain("<<<<<<< ours")
+    expect(r.stdout).toContain("<<<<<<< workspace")
+    expect(r.stdout).toContain(">>>>>>> div-int")
     expect(r.stdout).toMatch(/div-int is now resolved/)
     expect(r.stdout).toMatch(/#6 rollback:subagent_merge:run-[0-9a-f-]+\/docs/)
     const dir = /sample workspace in (\S+)/.exec(r.stdout)?.[1]

@@ -177,7 +177,10 @@ describe("conflicts (item 3)", () => {
     expect(listed.status, listed.stderr).toBe(0)
     expect(listed.json.conflicts).toHaveLength(1)
     expect(listed.json.conflicts[0]).toMatchObject({ conflictId, runId: out.runId, childId: "second", path: "m/f.txt", status: "open", reason: "overlapping_edits" })
-    expect(listed.json.conflicts[0].text).toBe("<<<<<<< ours\nF1-first\n||||||| base\nf1\n=======\nF1-second\n>>>>>>> theirs\n" + lines("f", 6).slice(3))
+    expect(listed.json.conflicts[0].text).toBe("<<<<<<< workspace\nF1-first\n||||||| baseline\nf1\n=======\nF1-second\n>>>>>>> second\n" + lines("f", 6).slice(3))
+    // The text view shows the same labelled markers.
+    const shown = runCli(["conflicts", "--workspace", c.ws, "--run", out.runId])
+    expect(shown.stdout).toContain("    <<<<<<< workspace\n    F1-first\n    ||||||| baseline\n    f1\n    =======\n    F1-second\n    >>>>>>> second\n")
     const status1 = cliJson(["status", "--workspace", c.ws])
     expect(status1.json.openConflicts).toEqual([{ conflictId, runId: out.runId, childId: "second", path: "m/f.txt" }])
 
@@ -303,8 +306,8 @@ describe("conflicts (item 3)", () => {
     for (const [p, bytes] of Object.entries(firstOnly)) expect(bytesAt(c.ws, p), p).toEqual(bytes)
     const listed = cliJson(["conflicts", "--workspace", c.ws])
     const text = (p: string): string => listed.json.conflicts.find((x: any) => x.path === p).text
-    expect(text("m/n.txt")).toContain("<<<<<<< ours\none\n")
-    expect(text("m/n.txt")).toContain("=======\ntwo\n>>>>>>> theirs\n")
+    expect(text("m/n.txt")).toContain("<<<<<<< workspace\none\n")
+    expect(text("m/n.txt")).toContain("=======\ntwo\n>>>>>>> second\n")
     expect(text("m/bin.dat")).toMatch(/binary/)
     expect(text("m/d.txt")).toMatch(/deleted/)
 

@@ -78,7 +78,8 @@ describe("the history page", () => {
       "second conflicted_unresolved"
     ])
     const conflict = runItem.getByTestId("conflict")
-    await expect.poll(() => conflict.textContent()).toContain("<<<<<<< ours")
+    await expect.poll(() => conflict.textContent()).toContain("<<<<<<< workspace")
+    expect(await conflict.textContent()).toContain(">>>>>>> second")
     await expect.poll(() => page.getByTestId("record").count(), { timeout: 10_000 }).toBeGreaterThan(0)
     await shot(page, "02-run-blocked-live")
 

@@ -42,7 +42,8 @@ describe("merge runs", () => {
     expect(detail.json.run.outcomes.map((o: any) => [o.childId, o.status])).toEqual([["first", "applied"], ["second", "conflicted_unresolved"]])
     expect(detail.json.conflicts).toHaveLength(1)
     expect(detail.json.conflicts[0]).toMatchObject({ childId: "second", path: "m/f.txt", status: "open" })
-    expect(detail.json.conflicts[0].text).toContain("<<<<<<< ours")
+    expect(detail.json.conflicts[0].text).toContain("<<<<<<< workspace")
+    expect(detail.json.conflicts[0].text).toContain(">>>>>>> second")
   })
 
   it("a child's token sees only its own thread: not the run, not the sibling's conflict; a stranger sees nothing", async () => {

@@ -8,7 +8,7 @@ import { Engine, type Inspection } from "@forkjoin/engine/Engine"
 import * as Fault from "@forkjoin/engine/Fault"
 import * as Gaps from "@forkjoin/history/Gaps"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
-import { type ChildPlanOutcome, planChild } from "@forkjoin/merge/ChildPlan"
+import { type ChildPlanOutcome, joinMarkerLabels, planChild } from "@forkjoin/merge/ChildPlan"
 import type { FileState } from "@forkjoin/patch"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import * as BlobStore from "@forkjoin/runtime/BlobStore"
@@ -76,7 +76,8 @@ export const planFor = (
       live: (p) => live.get(p) ?? { _tag: "Other", description: "unreadable" },
       postimage: (h: Sha256Hash) => post.get(h),
       preimage: (h: Sha256Hash) => pre.get(h),
-      changedBySiblings: changed
+      changedBySiblings: changed,
+      labels: joinMarkerLabels(child.id)
     })
   })
 

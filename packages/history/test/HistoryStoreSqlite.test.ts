@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { bytes, freshEnvironment, planned, sha256 } from "./fixtures.ts"
+import { collapsed, holdUntilContended } from "./lockContention.ts"
 import { bundle } from "../../../test/support/bundle.ts"
 import { text } from "./snapshotBytes.ts"
 
@@ -264,28 +265,15 @@ describe("HistoryStoreSqlite", () => {
       yield* Effect.gen(function*() {
         const store = yield* HistoryStore
         yield* store.openIntent(p.intent, p.blobs)
-        // The holder is in this process: only a free event loop can run the timer that
-        // releases it. A synchronous 5 s busy wait would starve the timer and fail with Busy.
-        const holder = new Database(file)
-        holder.exec("BEGIN IMMEDIATE")
-        let ticks = 0
-        const ticker = setInterval(() => ticks++, 5)
-        const release = setTimeout(() => {
-          holder.exec("ROLLBACK")
-          holder.close()
-        }, 150)
-        const started = Date.now()
+        // The holder is in this process and lets go from the event loop once the commit has
+        // found the lock busy: a synchronous 5 s busy wait would starve it and fail with Busy.
+        const lock = holdUntilContended(file)
         const record = yield* store.commitIntent(p.intent.intentId, p.draft, MILLIS).pipe(
-          Effect.ensuring(Effect.sync(() => {
-            clearInterval(ticker)
-            clearTimeout(release)
-            if (holder.open) holder.close()
-          }))
+          Effect.ensuring(Effect.sync(lock.dispose))
         )
-        const waited = Date.now() - started
         assert.strictEqual(record.commitOrdinal, 1)
-        assert.isAtLeast(waited, 100)
-        assert.isAtLeast(ticks, 5, `the event loop ran ${ticks} ticks in ${waited} ms`)
+        // It waited (busy first), and the release ran on the event loop before the commit ended.
+        assert.deepStrictEqual(collapsed(lock.seen), ["busy", "released"])
       }).pipe(Effect.provide(layerSqlite(file, { busyTimeoutMs: 5000 })))
     }))
 

@@ -23,6 +23,7 @@ import { fileURLToPath } from "node:url"
 import { at, conflict, contract, discard, freshEnvironment, freshRunId, mergeRun, outcome } from "./MergeStore.contract.ts"
 import { nativeAddons } from "../../../test/support/bundle.ts"
 import { draft } from "./fixtures.ts"
+import { collapsed, holdUntilContended } from "./lockContention.ts"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-merge-store-"))
 let n = 0
@@ -269,28 +270,15 @@ describe("MergeStoreSqlite", () => {
       yield* Effect.gen(function*() {
         const store = yield* MergeStore
         yield* store.createRun(run)
-        // The holder is in this process: only a free event loop can run the timer that
-        // releases it. A synchronous wait would starve the timer and fail with Busy.
-        const holder = new Database(file)
-        holder.exec("BEGIN IMMEDIATE")
-        let ticks = 0
-        const ticker = setInterval(() => ticks++, 5)
-        const release = setTimeout(() => {
-          holder.exec("ROLLBACK")
-          holder.close()
-        }, 150)
-        const started = Date.now()
+        // The holder is in this process and lets go from the event loop once the write has
+        // found the lock busy: a synchronous wait would starve it and fail with Busy.
+        const lock = holdUntilContended(file)
         const after = yield* store.recordOutcome(run.runId, outcome("a"), [], at(5)).pipe(
-          Effect.ensuring(Effect.sync(() => {
-            clearInterval(ticker)
-            clearTimeout(release)
-            if (holder.open) holder.close()
-          }))
+          Effect.ensuring(Effect.sync(lock.dispose))
         )
-        const waited = Date.now() - started
         assert.strictEqual(after.outcomes[0]!.status, "applied")
-        assert.isAtLeast(waited, 100)
-        assert.isAtLeast(ticks, 5, `the event loop ran ${ticks} ticks in ${waited} ms`)
+        // It waited (busy first), and the release ran on the event loop before the write ended.
+        assert.deepStrictEqual(collapsed(lock.seen), ["busy", "released"])
       }).pipe(Effect.provide(layerSqlite(file, { busyTimeoutMs: 5000 })))
     }))
 

@@ -80,6 +80,7 @@ export const agent = Effect.fn("Agent.agent")(function*(request: AgentRequest) {
     ParentSession.run({
       task: request.task,
       model,
+      modelName: { provider: choice.success.provider.kind, model: choice.success.provider.model },
       threadId: request.threadId,
       parent,
       child: choice.success.child,

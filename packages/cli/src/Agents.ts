@@ -1,15 +1,15 @@
 /**
- * `forkjoin agents` and `forkjoin agents ID`: the `forkjoin agent` sessions of a workspace as
- * their artifacts keep them (`.forkjoin/runs/<agent-id>/parent/transcript.json` and
- * `trace.json`): task, status, when, steps and tokens; one session in full adds its tool calls,
- * the runs it started and their children. `forkjoin mcp` keeps no session record: its joins
- * are in `forkjoin runs`. Reads only. The flags are in `AgentsCommand.ts`.
+ * `forkjoin agents` and `forkjoin agents ID`: the agent sessions of a workspace (`forkjoin
+ * agent` and `forkjoin mcp`) as their artifacts keep them (`@forkjoin/orchestrator/AgentSessions`):
+ * kind, provider and model, task or MCP client, status, when, steps and tokens; one session in
+ * full adds its tool calls, the runs it started and their children. Reads only. The flags are
+ * in `AgentsCommand.ts`.
  *
  * @since 0.1.0
  */
 import { environmentIdOf } from "@forkjoin/engine/Engine"
-import { MergeRun } from "@forkjoin/schema/MergeRun"
-import { AgentSession, AgentSessionDetail } from "@forkjoin/schema/WorkspaceIndex"
+import type { MergeRun } from "@forkjoin/schema/MergeRun"
+import { type AgentSession, type AgentSessionDetail, AgentShow as AgentShowJson, AgentsList } from "@forkjoin/schema/WorkspaceIndex"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
@@ -65,47 +65,56 @@ export const show = Effect.fn("Agents.show")(function*(request: { readonly works
   return { detail, runs } satisfies AgentShow
 })
 
-const encodeSession = Schema.encodeSync(AgentSession)
-const encodeDetail = Schema.encodeSync(AgentSessionDetail)
-const encodeRun = Schema.encodeSync(MergeRun)
+const encodeList = Schema.encodeSync(AgentsList)
+const encodeShow = Schema.encodeSync(AgentShowJson)
 
 /**
- * `{"ok":true,"agents":[{AgentSession}]}`.
+ * `{"ok":true,"agents":[{AgentSession}]}` (`AgentsList`, as the gateway's `/v1/agents`).
  *
  * @category combinators
  * @since 0.1.0
  */
 export const renderListJson = (sessions: ReadonlyArray<AgentSession>): string =>
-  JSON.stringify({ ok: true, agents: sessions.map((s) => encodeSession(s)) }) + "\n"
+  JSON.stringify(encodeList({ ok: true, agents: sessions })) + "\n"
 
 const tokensOf = (s: AgentSession) => s.usage.inputTokens + s.usage.outputTokens
 
 const statusOf = (s: AgentSession) => (s.stop === undefined ? s.status : `${s.status} (${s.stop.reason})`)
 
+/** `provider/model`, or why there is none. */
+const modelOf = (s: AgentSession): string =>
+  s.provider !== null && s.model !== null ? `${s.provider}/${s.model}` : s.kind === "mcp" ? "no model" : "model not recorded"
+
+/** An agent's task, or the MCP client that drove the session. */
+const whatOf = (s: AgentSession): string =>
+  s.kind === "agent" ? JSON.stringify(s.task) : s.client === undefined ? "client unknown" : `client ${s.client.name} ${s.client.version}`
+
 /**
- * One line per session (id, status, when it ended, steps, tokens, runs, task); an empty list
- * says what records sessions.
+ * One line per session (id, kind, provider/model, status, when it started, steps, tokens,
+ * runs, its task or MCP client); an empty list says what records sessions.
  *
  * @category combinators
  * @since 0.1.0
  */
 export const renderListText = (sessions: ReadonlyArray<AgentSession>): string => {
   if (sessions.length === 0) {
-    return "no agent sessions yet: forkjoin agent records one per task (forkjoin mcp keeps none; its runs are in 'forkjoin runs')\n"
+    return "no agent sessions yet: forkjoin agent records one per task, forkjoin mcp one per client connection\n"
   }
   return sessions.map((s) =>
-    `${s.agentId}  ${statusOf(s)}  ${s.endedAt}  ${s.steps} step(s)  ${tokensOf(s)} tokens  ${s.runIds.length} run(s)  ${JSON.stringify(s.task)}\n`
+    `${s.agentId}  ${s.kind}  ${modelOf(s)}  ${statusOf(s)}  ${s.startedAt === null ? `ended ${s.endedAt ?? "?"}` : `started ${s.startedAt}`}  ` +
+    `${s.steps} step(s)  ${tokensOf(s)} tokens  ${s.runIds.length} run(s)  ${whatOf(s)}\n`
   ).join("") + "details: forkjoin agents AGENT_ID\n"
 }
 
 /**
- * `{"ok":true,"agent":{AgentSessionDetail},"runs":[{MergeRun}]}`.
+ * `{"ok":true,"agent":{AgentSessionDetail},"runs":[{MergeRun}]}` (`AgentShow`, as the
+ * gateway's `/v1/agents/{agentId}`).
  *
  * @category combinators
  * @since 0.1.0
  */
 export const renderShowJson = ({ detail, runs }: AgentShow): string =>
-  JSON.stringify({ ok: true, agent: encodeDetail(detail), runs: runs.map((r) => encodeRun(r)) }) + "\n"
+  JSON.stringify(encodeShow({ ok: true, agent: detail, runs })) + "\n"
 
 /** A tool call's parameters on one line, at most 120 characters. */
 const paramsLine = (params: unknown): string => {
@@ -123,8 +132,10 @@ const paramsLine = (params: unknown): string => {
 export const renderShowText = ({ detail, runs }: AgentShow): string => {
   const s = detail.session
   const lines = [
-    `agent ${s.agentId}: ${statusOf(s)}, ended ${s.endedAt}`,
-    `task: ${s.task}`,
+    `${s.kind} ${s.agentId}: ${statusOf(s)}, started ${s.startedAt ?? "(not recorded)"}, ended ${s.endedAt ?? "(not recorded)"}`,
+    `thread: ${s.threadId ?? "(not recorded)"}`,
+    `model: ${modelOf(s)}`,
+    s.kind === "agent" ? `task: ${s.task}` : `client: ${s.client === undefined ? "unknown" : `${s.client.name} ${s.client.version}`}`,
     `${s.steps} step(s), ${s.usage.modelCalls} model call(s), ${s.usage.inputTokens} input + ${s.usage.outputTokens} output tokens`,
     ...(s.stop === undefined ? [] : [`stopped: ${s.stop.message}`]),
     `tool calls (${detail.toolCalls.length}):`,
@@ -138,7 +149,7 @@ export const renderShowText = ({ detail, runs }: AgentShow): string => {
         ? `  ${id}: not in this history`
         : `  ${id}  ${run.status}  ${run.outcomes.map((o) => `${o.childId} ${o.status}`).join(", ") || "no children"}`
     }),
-    `transcript: ${s.transcript}`
+    `${s.kind === "agent" ? "transcript" : "record"}: ${s.transcript}`
   ]
   return lines.join("\n") + "\n"
 }

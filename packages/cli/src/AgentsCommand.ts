@@ -27,7 +27,7 @@ export const agents = Command.make(
     db: dbFlag,
     json: Flag.Boolean("json").pipe(
       Flag.withDescription(
-        "Print one JSON line: {\"ok\":true,\"agents\":[{agentId,task,status,steps,usage,runIds,endedAt,transcript}]}; " +
+        "Print one JSON line: {\"ok\":true,\"agents\":[{agentId,kind,threadId,provider,model,client,task,status,steps,usage,runIds,startedAt,endedAt,transcript}]}; " +
           "with AGENT_ID {\"ok\":true,\"agent\":{session,toolCalls,messages},\"runs\":[...]}"
       ),
       Flag.withDefault(false)
@@ -47,12 +47,13 @@ export const agents = Command.make(
   )
 ).pipe(
   Command.withDescription(
-    "List the forkjoin agent sessions of this workspace, oldest first: id, status, when it ended, steps, tokens, the runs " +
-      "it started and its task. With AGENT_ID, one session in full: every tool call and its result, the runs it started " +
-      "and their children's outcomes, and its transcript's path. forkjoin mcp keeps no session record; its runs are in " +
-      "'forkjoin runs'. Reads only. Exit 0, 1 when the history cannot be read, 2 usage error (an unknown AGENT_ID)."
+    "List the agent sessions of this workspace, oldest first: forkjoin agent sessions (kind agent) and forkjoin mcp " +
+      "client connections (kind mcp), each with its id, provider/model, status, when it started, steps, tokens, the runs " +
+      "it started and its task (or MCP client). With AGENT_ID, one session in full: its thread, every tool call and its " +
+      "result, the runs it started and their children's outcomes, and the file that keeps it. Reads only. Exit 0, 1 " +
+      "when the history cannot be read, 2 usage error (an unknown AGENT_ID)."
   ),
-  Command.withShortDescription("List forkjoin agent sessions, or show one"),
+  Command.withShortDescription("List agent sessions (forkjoin agent and forkjoin mcp), or show one"),
   Command.withExamples([
     { command: "forkjoin agents", description: "Every agent session here" },
     { command: "forkjoin agents agent-1f2e --json", description: "One session (by id prefix) as JSON" }

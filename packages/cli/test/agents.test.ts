@@ -1,6 +1,7 @@
 /**
  * `forkjoin agents` through the built CLI: after a `forkjoin agent` session against a loopback
- * model server, the list shows the session (task, status, steps, tokens, the run it started),
+ * model server, the list shows the session (kind, thread, provider and model, when it started
+ * and ended, task, status, steps, tokens, the run it started),
  * `agents ID` shows its tool calls and the run's children, `forkjoin runs` names the session
  * that started the run, and `history threads` the run and session that made each child's
  * thread. Session folders are read only as real folders: a link planted under
@@ -57,6 +58,12 @@ describe("forkjoin agents", () => {
     expect(agents).toHaveLength(1)
     expect(agents[0]).toMatchObject({
       agentId: agent.agentId,
+      kind: "agent",
+      threadId: "agent",
+      provider: "openai",
+      model: "test-model",
+      startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      endedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       task: "write the docs and the code",
       status: "finished",
       steps: agent.steps,
@@ -64,7 +71,8 @@ describe("forkjoin agents", () => {
       runIds: [agent.runId]
     })
     const text = runCli(["agents", "--workspace", ws])
-    expect(text.stdout).toContain(`${agent.agentId}  finished  `)
+    expect(agents[0].startedAt <= agents[0].endedAt).toBe(true)
+    expect(text.stdout).toContain(`${agent.agentId}  agent  openai/test-model  finished  started ${agents[0].startedAt}  `)
     expect(text.stdout).toContain(`  ${agent.steps} step(s)  175 tokens  1 run(s)  "write the docs and the code"\n`)
 
     // By a unique prefix of its id.
@@ -78,6 +86,7 @@ describe("forkjoin agents", () => {
     expect(detail.runs[0].outcomes.map((o: any) => [o.childId, o.status])).toEqual([["docs", "applied"], ["src", "applied"]])
     const showText = runCli(["agents", agent.agentId, "--workspace", ws]).stdout
     expect(showText).toContain("task: write the docs and the code\n")
+    expect(showText).toContain("thread: agent\nmodel: openai/test-model\n")
     expect(showText).toMatch(/ {2}1\. run_subagents \{"tasks":.* -> ok: Joined: docs applied, src applied\.\n/)
     expect(showText).toContain(`  ${agent.runId}  applied  docs applied, src applied\n`)
 
@@ -98,7 +107,7 @@ describe("forkjoin agents", () => {
     const { ws } = makeSandbox()
     const r = runCli(["agents", "--workspace", ws])
     expect(r.status).toBe(0)
-    expect(r.stdout).toBe("no agent sessions yet: forkjoin agent records one per task (forkjoin mcp keeps none; its runs are in 'forkjoin runs')\n")
+    expect(r.stdout).toBe("no agent sessions yet: forkjoin agent records one per task, forkjoin mcp one per client connection\n")
     expect(json(runCli(["agents", "--workspace", ws, "--json"]).stdout)).toEqual({ ok: true, agents: [] })
   })
 })

@@ -8,7 +8,9 @@
  * the session's runs is open. A `run_subagents` call the autonomy gate refused is kept in the
  * outcome (`gateRefusals`): the parent may finish, but what it asked for was not done.
  * Transcripts go to the artifact namespaces (the parent's to `.forkjoin/runs/<agent-id>/parent/`,
- * each child's beside its trace), redacted like everything else from the provider.
+ * each child's beside its trace), redacted like everything else from the provider. The
+ * session's own record (`session.json`: thread, provider, model, start and end) is written when
+ * it starts and when it ends, however it ends (`@forkjoin/orchestrator/AgentSessions`).
  *
  * Owns the parent's host tools and its outcome. Does not own the conversation (`ModelDriver`),
  * the join (`@forkjoin/orchestrator`) nor the command line.
@@ -20,13 +22,17 @@ import type { HistoryStore } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
 import type { OrchestratorErrorCode } from "@forkjoin/orchestrator/OrchestratorError"
+import * as AgentSessions from "@forkjoin/orchestrator/AgentSessions"
 import type * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import { BlobStore } from "@forkjoin/runtime/BlobStore"
 import { Driver } from "@forkjoin/runtime/Driver"
 import * as Session from "@forkjoin/runtime/Session"
 import type { ThreadId } from "@forkjoin/schema"
+import { UtcTimestamp } from "@forkjoin/schema/UtcTimestamp"
+import type { AgentSessionRecord } from "@forkjoin/schema/WorkspaceIndex"
 import type * as LanguageModel from "effect/ai/LanguageModel"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import * as path from "node:path"
@@ -57,6 +63,8 @@ export type Limits = HostTools.Limits
 export interface AgentOptions {
   readonly task: string
   readonly model: LanguageModel.LanguageModel
+  /** The provider and model name behind `model`, kept in the session's record (null when not given). */
+  readonly modelName?: { readonly provider: string; readonly model: string } | undefined
   readonly threadId: ThreadId
   readonly parent?: Limits | undefined
   readonly child?: Limits | undefined
@@ -139,6 +147,28 @@ export const run = (options: AgentOptions): Effect.Effect<AgentOutcome, Artifact
     const engine = yield* Engine
     const agentId = `agent-${randomUUID()}`
     const agentDirectory = Artifacts.defaultRunDirectory(engine.root, agentId)
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => UtcTimestamp.make(new Date(ms).toISOString()))
+    const record: AgentSessionRecord = {
+      schemaVersion: 1,
+      kind: "agent",
+      agentId,
+      threadId: options.threadId,
+      provider: options.modelName?.provider ?? null,
+      model: options.modelName?.model ?? null,
+      startedAt: yield* now,
+      endedAt: null,
+      toolCalls: [],
+      runIds: []
+    }
+    yield* AgentSessions.writeRecord(engine.root, record)
+    // However the session ends (an interrupt, a failure), its record says it ended.
+    const ended = Effect.flatMap(now, (endedAt) => Effect.ignore(AgentSessions.writeRecord(engine.root, { ...record, endedAt })))
+    return yield* Effect.onExit(session(options, agentId, agentDirectory), () => ended)
+  })
+
+// The session itself, once its record is written.
+const session = (options: AgentOptions, agentId: string, agentDirectory: string) =>
+  Effect.gen(function*() {
     const host = yield* HostTools.make({
       threadId: options.threadId,
       model: options.model,

@@ -214,29 +214,20 @@ describe("migration 4 of a first-release database", () => {
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
         child.on("exit", (code, signal) => resolve({ code, signal }))
       )
-      // Watch from another connection; kill the child as soon as one step has committed.
-      const watcher = new Database(file, { readonly: true })
-      let left = total
-      try {
-        const deadline = Date.now() + 30_000
-        while (Date.now() < deadline) {
-          try {
-            left = (watcher.prepare("SELECT COUNT(*) AS n FROM blobs").get() as { n: number }).n
-          } catch {
-            // the child holds the lock while it creates the new tables
-          }
-          if (left < total) break
-          await new Promise((resolve) => setTimeout(resolve, 2))
-        }
-      } finally {
-        child.kill("SIGKILL")
-        watcher.close()
-      }
+      // Killed when it says it is paused: one step committed, the next one half done.
+      let stdout = ""
+      child.stdout.on("data", (b: Buffer) => {
+        stdout += b.toString("utf8")
+        if (/paused \d+\n/.test(stdout)) child.kill("SIGKILL")
+      })
       const exit = await exited
-      assert.strictEqual(exit.signal, "SIGKILL", `the child ended on its own first (${exit.code}): ${stderr}`)
+      assert.strictEqual(exit.signal, "SIGKILL", `the child ended on its own first (${exit.code}): ${stdout} ${stderr}`)
+      const committed = Number(/paused (\d+)/.exec(stdout)![1])
       const midway = count(file, "blobs")
       assert.isAbove(midway, 0, "the child finished the whole move before the kill")
       assert.isBelow(midway, total)
+      // The half-done step left nothing: exactly the committed steps' rows are gone.
+      assert.strictEqual(midway, total - committed)
       // Each snapshot is in exactly one place: moved ones are gone from the old table.
       assert.strictEqual(midway + count(file, "snapshots"), total)
 

@@ -2,9 +2,30 @@ import { assert, describe, it } from "@effect/vitest"
 import type { FilesystemFacts } from "@forkjoin/schema/Evidence"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { vi } from "vitest"
 import { AutonomyError } from "../src/AutonomyError.ts"
 import * as Filesystem from "../src/Filesystem.ts"
 import { tempDir } from "./helpers.ts"
+
+// Every synchronous filesystem call, by name, while `calls.on` (the probe's cost, counted).
+const calls = vi.hoisted(() => ({ on: false, names: [] as Array<string>, written: 0 }))
+vi.mock("node:fs", async (importOriginal) => {
+  const real = await importOriginal<typeof import("node:fs")>()
+  const counted = Object.fromEntries(
+    Object.entries(real).map(([name, value]) =>
+      typeof value === "function" && name.endsWith("Sync")
+        ? [name, (...args: Array<unknown>) => {
+          if (calls.on) {
+            calls.names.push(name)
+            if (name === "writeFileSync" || name === "writeSync") calls.written += String(args[1]).length
+          }
+          return (value as (...a: Array<unknown>) => unknown)(...args)
+        }]
+        : [name, value]
+    )
+  )
+  return { ...counted, default: counted }
+})
 
 describe("Filesystem.factsOf", () => {
   it("checks a real temp folder: a Linux ext4/tmpfs-like filesystem has every capability", () => {
@@ -60,12 +81,18 @@ describe("Filesystem.factsOf", () => {
     }
   })
 
-  it("runs in a few milliseconds", () => {
+  it("is cheap enough for every gate call: a few dozen calls on a few tiny files, two fsyncs", () => {
     const dir = tempDir()
-    Filesystem.factsOf(dir)
-    const start = performance.now()
-    for (let i = 0; i < 5; i++) Filesystem.factsOf(dir)
-    assert.isBelow((performance.now() - start) / 5, 50)
+    calls.on = true
+    try {
+      Filesystem.factsOf(dir)
+    } finally {
+      calls.on = false
+    }
+    // One file fsync and one directory fsync, whatever else changes.
+    assert.deepStrictEqual(calls.names.filter((n) => n === "fsyncSync"), ["fsyncSync", "fsyncSync"])
+    assert.isAtMost(calls.names.length, 40, calls.names.join(", "))
+    assert.isAtMost(calls.written, 64)
   })
 })
 

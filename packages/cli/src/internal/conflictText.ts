@@ -3,6 +3,8 @@
  * around them, the rest elided (a conflict's text is the whole file).
  */
 
+// A marker line whatever its label: older records say `ours`/`base`/`theirs`, joins now
+// `workspace`/`baseline`/<task-id>, and library callers choose their own.
 const MARKER = /^(<<<<<<<|\|\|\|\|\|\|\||=======|>>>>>>>)( |$)/
 
 /** The lines of `text` within `context` lines of a conflict region, `…` between the kept runs. */

@@ -6,7 +6,8 @@
  * to configure, while scripted and changeset tasks run. Stdout carries only the protocol: stdin
  * is framed and checked first (`internal/mcpFraming.ts`: a size cap, non-JSON and too-deep
  * lines answered with JSON-RPC errors), and logs, the startup repair's notice included, go to
- * stderr. The flags are in `McpCommand.ts`.
+ * stderr. Each connection is recorded as an agent session of kind `mcp` (`forkjoin agents`).
+ * The flags are in `McpCommand.ts`.
  *
  * @since 0.1.0
  */
@@ -63,6 +64,9 @@ export const mcp = Effect.fn("Mcp.mcp")(function*(request: McpRequest) {
     child: Result.isSuccess(choice) ? choice.success.child : undefined,
     admission: { _tag: "Gate", env },
     env
+  }, {
+    provider: Result.isSuccess(choice) ? choice.success.provider.kind : null,
+    model: Result.isSuccess(choice) ? choice.success.provider.model : null
   })
   const server = McpServer.layerStdio({
     name: "forkjoin",

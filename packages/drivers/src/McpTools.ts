@@ -6,29 +6,39 @@
  * `prompt` for the configured model), `resolve_conflict`, `rollback_transaction` (both scoped
  * to the server's thread and below), the history views and `gate_decision`. A refused action is a tool result with `isError: true` carrying
  * the observation; argument schemas are checked by the MCP server first, so wrongly typed
- * arguments and unknown tools get the protocol's errors.
+ * arguments and unknown tools get the protocol's errors. Each connection is an agent session of
+ * kind `mcp` (`layerHandlers` with `session`): its record keeps the client's name and version
+ * from `initialize`, every tool call with its outcome and the runs it started, rewritten after
+ * each call and when the connection ends.
  *
  * Owns the MCP tool surface and the session bridge. Does not own the MCP protocol
  * (`effect/ai/McpServer`) nor what each tool does (the session, `HostTools`).
  *
  * @since 0.1.0
  */
-import type { Engine } from "@forkjoin/engine/Engine"
+import { Engine } from "@forkjoin/engine/Engine"
 import type { HistoryStore } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
+import * as AgentSessions from "@forkjoin/orchestrator/AgentSessions"
 import { ActionArguments, Observation } from "@forkjoin/runtime/Action"
 import { BlobStore } from "@forkjoin/runtime/BlobStore"
 import { Driver } from "@forkjoin/runtime/Driver"
 import * as Session from "@forkjoin/runtime/Session"
+import { UtcTimestamp } from "@forkjoin/schema/UtcTimestamp"
+import type { AgentSessionRecord } from "@forkjoin/schema/WorkspaceIndex"
+import { McpRequestContext } from "effect/ai/McpSchema"
 import * as Tool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
+import { randomUUID } from "node:crypto"
 import * as HostTools from "./HostTools.ts"
 import * as Tools from "./Tools.ts"
 
@@ -122,29 +132,98 @@ export const sessionBridge = (threadId: Session.SessionOptions["threadId"]): Eff
 const answer = (o: Observation) => (o.ok ? Effect.succeed(o) : Effect.fail(o))
 
 /**
- * The handlers of `McpToolkit` over the engine's workspace, as a layer.
+ * What an MCP connection's session record says besides its calls: the provider and model of
+ * `run_subagents`' prompt tasks (null when none is configured).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface McpSessionOptions {
+  readonly provider: string | null
+  readonly model: string | null
+}
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => UtcTimestamp.make(new Date(ms).toISOString()))
+
+/**
+ * The session record of one MCP connection: written when it opens, again after each tool
+ * call (one write at a time) and when the scope closes. `record` runs a call and keeps it,
+ * with the client `initialize` named and the run a `run_subagents` call started.
+ */
+const sessionRecorder = (threadId: HostTools.HostOptions["threadId"], options: McpSessionOptions) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    let record: AgentSessionRecord = {
+      schemaVersion: 1,
+      kind: "mcp",
+      agentId: `${AgentSessions.MCP_PREFIX}${randomUUID()}`,
+      threadId,
+      provider: options.provider,
+      model: options.model,
+      startedAt: yield* now,
+      endedAt: null,
+      toolCalls: [],
+      runIds: []
+    }
+    const one = yield* Semaphore.make(1)
+    // A record that cannot be written never fails a call: the tool's own outcome is what the client asked for.
+    const update = (f: (r: AgentSessionRecord) => AgentSessionRecord) =>
+      Semaphore.withPermits(one, 1)(Effect.suspend(() => {
+        record = f(record)
+        return Effect.ignore(AgentSessions.writeRecord(engine.root, record))
+      }))
+    yield* update((r) => r)
+    yield* Effect.addFinalizer(() => Effect.flatMap(now, (endedAt) => update((r) => ({ ...r, endedAt }))))
+    return <E>(name: string, params: unknown, run: Effect.Effect<Observation, E>): Effect.Effect<Observation, E> =>
+      Effect.onExit(run, (exit) =>
+        Effect.gen(function*() {
+          const context = yield* Effect.serviceOption(McpRequestContext)
+          const client = Option.isSome(context) ? context.value.clientInfo : undefined
+          const observation = exit._tag === "Success" ? exit.value : undefined
+          const runId = name === "run_subagents" && observation !== undefined ? AgentSessions.runIdOf(observation.data) : undefined
+          const call = AgentSessions.toolCallOf(name, params, observation === undefined ? undefined : { value: observation, isFailure: !observation.ok })
+          yield* update((r) => ({
+            ...r,
+            ...(r.client === undefined && client !== undefined ? { client: { name: client.name, version: client.version } } : {}),
+            toolCalls: [...r.toolCalls, call],
+            runIds: runId === undefined ? r.runIds : [...r.runIds, runId]
+          }))
+        }))
+  })
+
+/**
+ * The handlers of `McpToolkit` over the engine's workspace, as a layer; with `session`, the
+ * connection is recorded as an agent session of kind `mcp`.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layerHandlers = (
-  options: HostTools.HostOptions
+  options: HostTools.HostOptions,
+  session?: McpSessionOptions
 ): Layer.Layer<Tool.HandlersFor<typeof McpToolkit.tools>, never, Engine | HistoryStore | MergeStore | Sqlite> =>
   McpToolkit.toLayer(
     Effect.gen(function*() {
       const call = yield* sessionBridge(options.threadId)
       const host = yield* HostTools.make(options)
-      const viaHost = (tool: HostTools.HostTools["tools"][keyof HostTools.HostTools["tools"]]) => (params: unknown) => Effect.flatMap(tool(params), answer)
+      const record = session === undefined
+        ? <E>(_name: string, _params: unknown, run: Effect.Effect<Observation, E>) => run
+        : yield* sessionRecorder(options.threadId, session)
+      // Every call's observation, kept before it is answered (success or isError).
+      const tool = (name: string, run: (params: unknown) => Effect.Effect<Observation>) => (params: unknown) =>
+        Effect.flatMap(record(name, params, run(params)), answer)
+      const viaSession = (name: "apply_patch" | "read_file" | "list_dir") => tool(name, (params) => call({ [name]: params }))
+      const viaHost = (name: keyof HostTools.HostTools["tools"]) => tool(name, host.tools[name])
       return McpToolkit.of({
-        apply_patch: (params) => Effect.flatMap(call({ apply_patch: params }), answer),
-        read_file: (params) => Effect.flatMap(call({ read_file: params }), answer),
-        list_dir: (params) => Effect.flatMap(call({ list_dir: params }), answer),
-        run_subagents: viaHost(host.tools.run_subagents),
-        resolve_conflict: viaHost(host.tools.resolve_conflict),
-        rollback_transaction: viaHost(host.tools.rollback_transaction),
-        history_timeline: viaHost(host.tools.history_timeline),
-        history_file: viaHost(host.tools.history_file),
-        gate_decision: viaHost(host.tools.gate_decision)
+        apply_patch: viaSession("apply_patch"),
+        read_file: viaSession("read_file"),
+        list_dir: viaSession("list_dir"),
+        run_subagents: viaHost("run_subagents"),
+        resolve_conflict: viaHost("resolve_conflict"),
+        rollback_transaction: viaHost("rollback_transaction"),
+        history_timeline: viaHost("history_timeline"),
+        history_file: viaHost("history_file"),
+        gate_decision: viaHost("gate_decision")
       })
     })
   )

@@ -11,7 +11,7 @@
  */
 import { ConflictRecord } from "@forkjoin/schema/Conflict"
 import { DiffPage, FilePage, TimelinePage, TurnPage } from "@forkjoin/schema/HistoryViews"
-import { ConflictId, MergeRunIdInput, ThreadId, ThreadIdInput, TransactionId } from "@forkjoin/schema/Ids"
+import { ConflictId, MergeRunIdInput, ThreadId, ThreadIdInput, TransactionId, TurnIdInput } from "@forkjoin/schema/Ids"
 import {
   ApplyRequest,
   IngestRequest,
@@ -159,11 +159,11 @@ export const V1 = HttpApiGroup.make("v1").add(
   HttpApiEndpoint.get("whoami", "/whoami", { success: Schema.Struct({ thread: ThreadId }) }),
   HttpApiEndpoint.post("apply", "/apply", { payload: ApplyRequest, success: PatchHistoryRecord, error: errors }),
   HttpApiEndpoint.get("timeline", "/timeline", {
-    query: { thread: Schema.optionalKey(Schema.String), turn: Schema.optionalKey(Schema.String), descendants: Flag, ...paging },
+    query: { thread: Schema.optionalKey(ThreadIdInput), turn: Schema.optionalKey(TurnIdInput), descendants: Flag, ...paging },
     success: TimelinePage,
     error: errors
   }),
-  HttpApiEndpoint.get("turn", "/turns/:turn", { params: { turn: Schema.String }, query: paging, success: TurnPage, error: errors }),
+  HttpApiEndpoint.get("turn", "/turns/:turn", { params: { turn: TurnIdInput }, query: paging, success: TurnPage, error: errors }),
   HttpApiEndpoint.get("diff", "/diff", {
     query: { target: Schema.String, maxLines: Count(100_000), ...paging },
     success: DiffPage,

@@ -11,8 +11,10 @@
  * 3. `merge_10k_raw_node_diff3_ms` node-diff3's own `diff3Merge` on the whole file (one run).
  * 4. `merge_10k_raw_diff3_ms`     `diff3` on the whole file (no sync points).
  * 5. `rewrite_2k_ms`              ours rewrote every line of a 2,000-line file, theirs edited 10
- *                                 lines: a conflict; our conflict text must equal git's
- *                                 `--diff3` output. `rewrite_2k_diff3_ms`: the same with `diff3`.
+ *                                 lines: a conflict; our conflict text (with the join's marker
+ *                                 labels) must equal git's `--diff3` output given the same labels
+ *                                 (`-L workspace -L baseline -L <child>`). `rewrite_2k_diff3_ms`:
+ *                                 the same with `diff3`.
  * 5b. `repetitive_5k_ms`          5,000 lines over 5 distinct values, 50 edits per child: node-diff3's
  *                                 worst case, bounded by our step budget (ours: a conflict; git: clean).
  * 6. `library_agreement`          node-diff3 vs `diff3` vs git on tricky and random small inputs:
@@ -24,11 +26,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import os from "node:os"
 import path from "node:path"
+import { joinMarkerLabels } from "../../packages/merge/src/ChildPlan.ts"
 import { anchored, type Diff3, fromLibrary, type LibraryMerge, libraryNodeDiff3, nodeDiff3 } from "../../packages/merge/src/internal/diff3.ts"
 import { mergeTextWith } from "../../packages/merge/src/internal/textMerge.ts"
 import { mergeText } from "../../packages/merge/src/TextMerge.ts"
-import type { TextMerge } from "../../packages/merge/src/TextMerge.ts"
+import type { MarkerLabels, TextMerge } from "../../packages/merge/src/TextMerge.ts"
 import { sameBytes } from "../../packages/patch/src/Bytes.ts"
+import { TaskId } from "../../packages/schema/src/Ids.ts"
 import { makeFormatWorkload, mulberry32 } from "./fixture.ts"
 import { emitJson, errorFigure, type Figure, firstDifference, median, note, onlyMetrics, printTable, round, runFailure, spread, timed, timeSpawn, wantsJson, gc } from "./harness.ts"
 
@@ -46,6 +50,8 @@ const SLOW_RUNS = 7
 const RAW_NODE_RUNS = 1
 const PEER = "git merge-file -p"
 const SHIPPED = "mergeText: sync points, anchored two-way diffs, node-diff3 3.2.1 diffIndices in gaps"
+/** The markers a join writes for a child with this id; git is given the same three labels. */
+const LABELS = joinMarkerLabels(TaskId.make("second"))
 
 const argv = process.argv.slice(2)
 const json = wantsJson(argv)
@@ -68,11 +74,14 @@ const requireHere = createRequire(import.meta.url)
 const legacyDiff3: LibraryMerge = requireHere("diff3")
 const rawLegacy: Diff3 = fromLibrary(legacyDiff3)
 
+type Engine = (base: Uint8Array, ours: Uint8Array, theirs: Uint8Array) => TextMerge
+const labelled = (merge: (b: Uint8Array, o: Uint8Array, t: Uint8Array, labels: MarkerLabels) => TextMerge): Engine => (b, o, t) =>
+  merge(b, o, t, LABELS)
 const engines = {
-  shipped: mergeText,
-  diff3: mergeTextWith(anchored(rawLegacy)),
-  rawNodeDiff3: mergeTextWith(libraryNodeDiff3),
-  rawDiff3: mergeTextWith(rawLegacy)
+  shipped: labelled(mergeText),
+  diff3: labelled(mergeTextWith(anchored(rawLegacy))),
+  rawNodeDiff3: labelled(mergeTextWith(libraryNodeDiff3)),
+  rawDiff3: labelled(mergeTextWith(rawLegacy))
 } as const
 
 const encode = (lines: ReadonlyArray<string>): Uint8Array => Buffer.from(lines.join(""), "utf8")
@@ -147,10 +156,10 @@ const writeSides = (name: string, w: Workload): GitFiles => {
 
 /**
  * `git merge-file -p` (exit status = number of conflicts); with `markers`, in diff3 style with
- * our marker labels, so its conflict text is comparable to ours byte for byte.
+ * the join's marker labels, so its conflict text is comparable to ours byte for byte.
  */
 const gitMerge = (f: GitFiles, markers = false) =>
-  timeSpawn("git", ["merge-file", "-p", ...(markers ? ["--diff3", "-L", "ours", "-L", "base", "-L", "theirs"] : []), f.ours, f.base, f.theirs])
+  timeSpawn("git", ["merge-file", "-p", ...(markers ? ["--diff3", "-L", LABELS.ours, "-L", LABELS.base, "-L", LABELS.theirs] : []), f.ours, f.base, f.theirs])
 
 /** One git run: its time, or why it is not the run we expect (`check` sees stdout and the conflict count). */
 const gitRun = (f: GitFiles, markers: boolean, check: (out: Uint8Array, conflicts: number) => string | undefined): { ms: number } | { error: string } => {
@@ -409,7 +418,11 @@ if (enabled("library_agreement")) {
     }
     const render = (blocks: ReturnType<Diff3>) => ({
       conflict: blocks.some((b) => b._tag === "Conflict"),
-      text: blocks.map((b) => (b._tag === "Ok" ? b.lines.join("") : `<<<<<<< ours\n${b.ours.join("")}||||||| base\n${b.base.join("")}=======\n${b.theirs.join("")}>>>>>>> theirs\n`)).join("")
+      text: blocks.map((b) =>
+        b._tag === "Ok"
+          ? b.lines.join("")
+          : `<<<<<<< ${LABELS.ours}\n${b.ours.join("")}||||||| ${LABELS.base}\n${b.base.join("")}=======\n${b.theirs.join("")}>>>>>>> ${LABELS.theirs}\n`
+      ).join("")
     })
     const sets = {
       tricky: tricky.map(([, b, o, t]) => [L(b), L(o), L(t)] as const),

@@ -5,6 +5,8 @@ import * as ParentSession from "@forkjoin/drivers/ParentSession"
 import * as ProviderSettings from "@forkjoin/drivers/ProviderSettings"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import { ThreadId } from "@forkjoin/schema"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as path from "node:path"
@@ -35,6 +37,29 @@ export const providerFor = (
 /** Whether a request comes from the parent (its system prompt). */
 export const isParent = (system: string): boolean => system.startsWith("You are the parent")
 
+/** A sleep the session finished, with how many requests the server had received when it began and when it ended. */
+export interface Sleep {
+  readonly ms: number
+  readonly requestsBefore: number
+  readonly requestsAfter: number
+}
+
+/** `real`, recording each sleep that runs to its end (in real time: the HTTP timeouts are real timers). */
+const recordingClock = (real: Clock.Clock, server: ModelServer, sleeps: Array<Sleep>): Clock.Clock => ({
+  currentTimeMillisUnsafe: () => real.currentTimeMillisUnsafe(),
+  currentTimeMillis: real.currentTimeMillis,
+  currentTimeNanosUnsafe: () => real.currentTimeNanosUnsafe(),
+  currentTimeNanos: real.currentTimeNanos,
+  monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
+  monotonicTimeNanos: real.monotonicTimeNanos,
+  sleep: (d) =>
+    Effect.suspend(() => {
+      const requestsBefore = server.requests.length
+      return Effect.tap(real.sleep(d), () =>
+        Effect.sync(() => sleeps.push({ ms: Duration.toMillis(d), requestsBefore, requestsAfter: server.requests.length })))
+    })
+})
+
 /** Runs `forkjoin agent`'s parent session against `script`. */
 export const runAgent = async (options: {
   readonly kind: "openai" | "anthropic"
@@ -45,13 +70,19 @@ export const runAgent = async (options: {
   readonly provider?: Partial<ProviderSettings.ProviderSettings>
   readonly parent?: ParentSession.Limits
   readonly child?: ParentSession.Limits
-}): Promise<{ outcome: ParentSession.AgentOutcome; server: ModelServer; ws: string; elapsedMs: number; progress: ReadonlyArray<string> }> => {
+}): Promise<{
+  outcome: ParentSession.AgentOutcome
+  server: ModelServer
+  ws: string
+  progress: ReadonlyArray<string>
+  sleeps: ReadonlyArray<Sleep>
+}> => {
   const progress: Array<string> = []
+  const sleeps: Array<Sleep> = []
   const ws = makeWorkspace(options.files ?? {})
   const server = await startModelServer(options.kind, options.script)
   try {
     const provider = providerFor(options.kind, server.url, { stream: options.stream, ...options.provider })
-    const started = Date.now()
     const outcome = await Effect.runPromise(
       Effect.gen(function*() {
         const model = yield* (options.kind === "openai" ? OpenAiCompatible.make(provider) : Anthropic.make(provider))
@@ -64,9 +95,12 @@ export const runAgent = async (options: {
           admission: { _tag: "Exempt", reason: "a test workspace" },
           progress: (line) => Effect.sync(() => progress.push(line))
         })
-      }).pipe(Effect.provide(OrchestratorRun.layer(ws, path.join(ws, ".forkjoin", "history.db"))))
+      }).pipe(
+        Effect.provide(OrchestratorRun.layer(ws, path.join(ws, ".forkjoin", "history.db"))),
+        Effect.provideService(Clock.Clock, recordingClock(Clock.Clock.defaultValue(), server, sleeps))
+      )
     )
-    return { outcome, server, ws, elapsedMs: Date.now() - started, progress }
+    return { outcome, server, ws, progress, sleeps }
   } finally {
     await server.close()
   }

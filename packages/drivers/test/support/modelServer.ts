@@ -51,7 +51,6 @@ export interface Received {
   readonly path: string
   readonly headers: http.IncomingHttpHeaders
   readonly body: any
-  readonly at: number
 }
 
 /** A running server. */
@@ -224,7 +223,7 @@ export const startModelServer = (kind: "openai" | "anthropic", script: Script): 
         return
       }
       const n = requests.length
-      requests.push({ path: req.url ?? "", headers: req.headers, body, at: Date.now() })
+      requests.push({ path: req.url ?? "", headers: req.headers, body })
       const expected = kind === "openai" ? "/v1/chat/completions" : "/v1/messages"
       if (req.url !== expected) {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no route ${req.url}` } }))

@@ -23,7 +23,8 @@ afterAll(removeSandboxes)
 
 /**
  * Runs `cmd` with stdout and stderr each on its own pseudo-terminal (stdin /dev/null) and
- * collects both. Output post-processing is off, so `\n` stays `\n`.
+ * collects both; the child's stderr is also passed on to this runner's stderr as it comes (so
+ * a test can act on a line). Output post-processing is off, so `\n` stays `\n`.
  */
 const PTY_RUNNER = `
 import json, os, pty, select, subprocess, sys, termios
@@ -50,6 +51,9 @@ while live:
             data = b""
         if data:
             out[fd] += data
+            if fd == masters[1]:
+                sys.stderr.buffer.write(data)
+                sys.stderr.buffer.flush()
         else:
             live.discard(fd)
 status = p.wait()
@@ -68,22 +72,29 @@ const terminalEnv = (env: Record<string, string>): Record<string, string> => {
   return { ...(rest as Record<string, string>), TERM: "xterm-256color", FORKJOIN_AUTONOMY: "bold", ...env }
 }
 
-/** Collects a child's output without blocking this process (a test may act while it runs). */
-const finished = (argv: ReadonlyArray<string>, env: Record<string, string>): Promise<Finished> =>
+/** Collects a child's output without blocking this process (a test may act while it runs, on `onStderr`: the stderr so far). */
+const finished = (argv: ReadonlyArray<string>, env: Record<string, string>, onStderr?: (soFar: string) => void): Promise<Finished> =>
   new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d
+      onStderr?.(stderr)
+    })
     child.on("error", reject)
     child.on("close", (status) => resolve({ status, stdout, stderr }))
   })
 
-/** `forkjoin args` on pseudo-terminals. */
-const underPty = async (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Finished> => {
+/** `forkjoin args` on pseudo-terminals; `onStderr` hears its stderr so far as it comes. */
+const underPty = async (
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  onStderr?: (soFar: string) => void
+): Promise<Finished> => {
   const spec = { argv: [process.execPath, BIN, ...args], env: terminalEnv(env), cwd: ROOT }
-  const r = await finished(["python3", "-c", PTY_RUNNER, JSON.stringify(spec)], process.env as Record<string, string>)
+  const r = await finished(["python3", "-c", PTY_RUNNER, JSON.stringify(spec)], process.env as Record<string, string>, onStderr)
   if (r.status !== 0 || r.stdout === "") throw new Error(`pty runner failed (${r.status}): ${r.stderr}`)
   return JSON.parse(r.stdout) as Finished
 }
@@ -159,24 +170,30 @@ describe("progress on a terminal", () => {
 })
 
 describe("a lock held by another process", () => {
-  /** Holds the workspace lock from this process (another connection) for `ms`, while `run` runs. */
-  const whileLocked = async (ws: string, ms: number, run: () => Promise<Finished>): Promise<Finished> => {
+  /** Holds the workspace lock from this process (another connection) while `run` runs, until it calls `release`. */
+  const whileLocked = async <A>(ws: string, run: (release: () => void) => Promise<A>): Promise<A> => {
     fs.mkdirSync(path.join(ws, ".forkjoin"), { recursive: true })
     const holder = new Database(path.join(ws, ".forkjoin", "lock.db"))
     holder.exec("BEGIN IMMEDIATE")
-    const release = setTimeout(() => holder.close(), ms)
-    try {
-      return await run()
-    } finally {
-      clearTimeout(release)
+    const release = () => {
       if (holder.open) holder.close()
     }
+    try {
+      return await run(release)
+    } finally {
+      release()
+    }
+  }
+
+  /** An `onStderr` that calls `release` once the waiting line is out (the CLI has waited past the threshold). */
+  const onWaitingLine = (release: () => void) => (soFar: string) => {
+    if (soFar.includes(LOCK_WAIT_LINE)) release()
   }
 
   it("under a pty, a wait of more than a second prints the waiting line once, then the apply goes on", async () => {
     const { file, ws } = bigApply(2)
-    // Held well past the 1 s threshold: a loaded machine may start the CLI late.
-    const r = await whileLocked(ws, 4000, () => underPty(["apply", file, "--workspace", ws], { NO_COLOR: "1" }))
+    // Held until the line is out, however late a loaded machine starts the CLI.
+    const r = await whileLocked(ws, (release) => underPty(["apply", file, "--workspace", ws], { NO_COLOR: "1" }, onWaitingLine(release)))
     expect(r.status).toBe(0)
     expect(r.stderr.split(LOCK_WAIT_LINE).length).toBe(2)
     expect(r.stderr.startsWith(`${LOCK_WAIT_LINE}\n`)).toBe(true)
@@ -185,7 +202,15 @@ describe("a lock held by another process", () => {
 
   it("through pipes the same wait prints nothing extra", async () => {
     const { file, ws } = bigApply(2)
-    const r = await whileLocked(ws, 1800, () => throughPipes(["apply", file, "--workspace", ws]))
+    // A witness under a pty, started after it, waits for the same lock: the lock is let go once
+    // the witness has waited past the threshold, so the piped one has waited about as long.
+    const witnessPatch = path.join(path.dirname(file), "witness.patch")
+    fs.writeFileSync(witnessPatch, patch("*** Add File: witness.txt", "+w"))
+    const [r, witness] = await whileLocked(ws, (release) => {
+      const piped = throughPipes(["apply", file, "--workspace", ws])
+      return Promise.all([piped, underPty(["apply", witnessPatch, "--workspace", ws], { NO_COLOR: "1" }, onWaitingLine(release))])
+    })
+    expect(witness.stderr).toContain(LOCK_WAIT_LINE)
     expect(r).toEqual({ status: 0, stdout: bigSummary(2), stderr: "" })
   })
 })

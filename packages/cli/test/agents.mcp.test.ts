@@ -6,35 +6,19 @@
  * children, and `forkjoin runs` names the session that started the run. A session kept before
  * session records existed (a transcript only) still lists, with what it cannot tell as null.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BIN, buildCli, json, makeSandbox, patch, removeSandboxes, runCli } from "./helpers.ts"
+import { buildCli, json, makeSandbox, patch, removeSandboxes, runCli } from "./helpers.ts"
+import { connectMcp, observationOf } from "./mcpClient.ts"
 
 beforeAll(() => buildCli())
 afterAll(removeSandboxes)
 
-const MODEL_VARS = new Set(["OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"])
-
-/** An SDK client named `name`/`version` connected to `forkjoin mcp` in `ws`. */
-const connect = async (ws: string, thread: string) => {
-  const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !MODEL_VARS.has(e[0])))
-  const client = new Client({ name: "session-test", version: "2.3.4" })
-  await client.connect(new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, "mcp", "--workspace", ws, "--thread", thread],
-    env: { ...env, NO_COLOR: "1", FORKJOIN_AUTONOMY: "bold" },
-    stderr: "pipe"
-  }))
-  return client
-}
-
 describe("forkjoin agents lists forkjoin mcp sessions", () => {
   it("with the client, thread, tool calls and the run it started", async () => {
     const { ws } = makeSandbox()
-    const client = await connect(ws, "editor")
+    const client = await connectMcp(ws, ["--thread", "editor"], { name: "session-test", version: "2.3.4" })
     let runId: string
     try {
       expect((await client.callTool({ name: "apply_patch", arguments: { patch: patch("*** Add File: notes.md", "+hello") } })).isError).toBeFalsy()
@@ -44,7 +28,7 @@ describe("forkjoin agents lists forkjoin mcp sessions", () => {
         arguments: { tasks: [{ id: "docs", mode: "transactional_write", writeScope: ["docs"], actions: [{ apply_patch: { patch: patch("*** Add File: docs/x.md", "+x") } }, { finish: {} }] }] }
       })
       expect(ran.isError).toBeFalsy()
-      runId = JSON.parse((ran.content as Array<{ text: string }>)[0]!.text).data.runId
+      runId = observationOf(ran).data.runId
     } finally {
       await client.close()
     }

@@ -8,7 +8,8 @@
  * the observation; argument schemas are checked by the MCP server first, so wrongly typed
  * arguments and unknown tools get the protocol's errors. Each connection is an agent session of
  * kind `mcp` (`layerHandlers` with `session`): its record keeps the client's name and version
- * from `initialize`, every tool call with its outcome and the runs it started, rewritten after
+ * from `initialize`, every tool call with its outcome (strings in its parameters cut at 4096
+ * characters) and the runs it started, rewritten after
  * each call and when the connection ends.
  *
  * Owns the MCP tool surface and the session bridge. Does not own the MCP protocol
@@ -143,6 +144,19 @@ export interface McpSessionOptions {
   readonly model: string | null
 }
 
+/** The longest string of a call's parameters a session record keeps (a patch can be megabytes). */
+const MAX_PARAM_CHARS = 4096
+
+/** `params` with every string longer than `MAX_PARAM_CHARS` cut, saying how much was left out. */
+const clipParams = (params: unknown): unknown =>
+  typeof params === "string"
+    ? params.length > MAX_PARAM_CHARS ? `${params.slice(0, MAX_PARAM_CHARS)}… (${params.length - MAX_PARAM_CHARS} more characters)` : params
+    : Array.isArray(params)
+    ? params.map(clipParams)
+    : typeof params === "object" && params !== null
+    ? Object.fromEntries(Object.entries(params).map(([k, v]) => [k, clipParams(v)]))
+    : params
+
 const now = Effect.map(Clock.currentTimeMillis, (ms) => UtcTimestamp.make(new Date(ms).toISOString()))
 
 /**
@@ -181,7 +195,7 @@ const sessionRecorder = (threadId: HostTools.HostOptions["threadId"], options: M
           const client = Option.isSome(context) ? context.value.clientInfo : undefined
           const observation = exit._tag === "Success" ? exit.value : undefined
           const runId = name === "run_subagents" && observation !== undefined ? AgentSessions.runIdOf(observation.data) : undefined
-          const call = AgentSessions.toolCallOf(name, params, observation === undefined ? undefined : { value: observation, isFailure: !observation.ok })
+          const call = AgentSessions.toolCallOf(name, clipParams(params), observation === undefined ? undefined : { value: observation, isFailure: !observation.ok })
           yield* update((r) => ({
             ...r,
             ...(r.client === undefined && client !== undefined ? { client: { name: client.name, version: client.version } } : {}),

@@ -24,6 +24,7 @@ import {
 } from "@forkjoin/schema/Gateway"
 import { MergeRun } from "@forkjoin/schema/MergeRun"
 import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
+import { AgentShow, AgentsList } from "@forkjoin/schema/WorkspaceIndex"
 import * as Context from "effect/Context"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity } from "effect/http-api"
 import * as Schema from "effect/Schema"
@@ -172,6 +173,9 @@ export const V1 = HttpApiGroup.make("v1").add(
   HttpApiEndpoint.get("file", "/files", { query: { path: Schema.String, ...paging }, success: FilePage, error: errors }),
   HttpApiEndpoint.get("runs", "/runs", { success: Schema.Struct({ runs: Schema.Array(MergeRun) }), error: errors }),
   HttpApiEndpoint.get("run", "/runs/:runId", { params: { runId: MergeRunIdInput }, success: RunDetail, error: errors }),
+  // The agent sessions whose thread the caller sees, as `forkjoin agents --json` prints them.
+  HttpApiEndpoint.get("agents", "/agents", { success: AgentsList, error: errors }),
+  HttpApiEndpoint.get("agent", "/agents/:agentId", { params: { agentId: Schema.String }, success: AgentShow, error: errors }),
   HttpApiEndpoint.get("conflicts", "/conflicts", {
     query: { runId: Schema.optionalKey(MergeRunIdInput), status: Schema.optionalKey(Schema.Literals(["open", "resolved"])) },
     success: Schema.Struct({ conflicts: Schema.Array(ConflictRecord) }),

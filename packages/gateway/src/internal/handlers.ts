@@ -7,6 +7,7 @@ import { Engine, Grants as EngineGrants } from "@forkjoin/engine/Engine"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { ProviderAggregates } from "@forkjoin/history/ProviderAggregates"
 import { HistoryViews } from "@forkjoin/history/Views"
+import * as AgentSessions from "@forkjoin/orchestrator/AgentSessions"
 import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
 import * as Rollback from "@forkjoin/orchestrator/Rollback"
 import * as Visibility from "@forkjoin/orchestrator/Visibility"
@@ -14,10 +15,12 @@ import type { ConflictRecord } from "@forkjoin/schema/Conflict"
 import type { ApplyRequest } from "@forkjoin/schema/Gateway"
 import { InvocationId, type ThreadId } from "@forkjoin/schema/Ids"
 import type { MergeRun } from "@forkjoin/schema/MergeRun"
+import type { AgentSessionDetail } from "@forkjoin/schema/WorkspaceIndex"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
+import * as path from "node:path"
 import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, Caller, GatewayApi, NotFound, Rejected } from "../GatewayApi.ts"
 import { checkPath, type Grants } from "../ViewGrants.ts"
@@ -35,6 +38,19 @@ const visibleRuns = (caller: string) =>
     const store = yield* MergeStore
     const runs = yield* store.listRuns({ environmentId: engine.environmentId }).pipe(Effect.mapError(toApiError))
     return yield* Effect.filter(runs, (run: MergeRun) => sees(caller, run.threadId))
+  })
+
+/**
+ * The agent sessions `caller` sees (it sees the session's thread; a session whose thread is not
+ * recorded is nobody's through the gateway), oldest first, each file named relative to the
+ * workspace.
+ */
+const visibleSessions = (caller: string) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const all = yield* AgentSessions.readAll(engine.root)
+    const seen = yield* Effect.filter(all, (d: AgentSessionDetail) => d.session.threadId === null ? Effect.succeed(false) : sees(caller, d.session.threadId))
+    return seen.map((d) => ({ ...d, session: { ...d.session, transcript: path.relative(engine.root, d.session.transcript) } }))
   })
 
 /**
@@ -127,6 +143,21 @@ export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number
             Effect.mapError(toApiError)
           )
           return { run: found.value, conflicts }
+        }))
+      .handle("agents", () =>
+        Effect.gen(function*() {
+          const sessions = yield* visibleSessions((yield* Caller).thread)
+          return { ok: true as const, agents: sessions.map((d) => d.session) }
+        }))
+      .handle("agent", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = (yield* Caller).thread
+          // Exact ids only, among the sessions the caller sees: another thread's id is as unknown as a made-up one.
+          const detail = (yield* visibleSessions(caller)).find((d) => d.session.agentId === params.agentId)
+          if (detail === undefined) return yield* new NotFound({ message: `agent session ${params.agentId} not found` })
+          const started = new Set<string>(detail.session.runIds)
+          const runs = (yield* visibleRuns(caller)).filter((r) => started.has(r.runId)).reverse()
+          return { ok: true as const, agent: detail, runs }
         }))
       .handle("conflicts", ({ query }) =>
         Effect.gen(function*() {

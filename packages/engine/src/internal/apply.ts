@@ -25,7 +25,11 @@ export interface ApplyDeps extends CommitDeps {
   readonly lockTimeoutMs: number
 }
 
-/** Stages 1–5, then 6–10 under the path locks (sorted) and the workspace lock. */
+/**
+ * Stages 3–5 and then 6–10 under the path locks (sorted) and the workspace lock, all inside
+ * the workspace lock's in-process part: the stages let the event loop turn, and another apply
+ * of this engine waits for this one, then plans against its result.
+ */
 const transact = (
   deps: ApplyDeps,
   request: RequestContext,
@@ -33,7 +37,7 @@ const transact = (
   compile: Compile,
   isPatch: boolean
 ): Effect.Effect<PatchHistoryRecord, EngineError> =>
-  Effect.gen(function*() {
+  deps.lock.serially(Effect.gen(function*() {
     const onProgress = request.onProgress ?? (yield* CurrentListener)
     const prepared = yield* prepare({ ...deps, budgets: deps.config.budgets }, request, {
       rels,
@@ -46,9 +50,9 @@ const transact = (
     const keys = prepared.steps.map((s) => (deps.ctx.caseInsensitive ? s.absolute.toLowerCase() : s.absolute))
     return yield* withPathLocks(
       keys,
-      deps.lock.with(deps.lockTimeoutMs, prepared.plan.files.map((f) => f.path), commitLocked(deps, prepared), onProgress)
+      deps.lock.held(deps.lockTimeoutMs, prepared.plan.files.map((f) => f.path), commitLocked(deps, prepared), onProgress)
     )
-  })
+  }))
 
 /** Applies an apply_patch text all-or-nothing. */
 export const applyPatch = (deps: ApplyDeps, request: PatchRequest): Effect.Effect<PatchHistoryRecord, EngineError> =>

@@ -13,6 +13,7 @@ import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import { PROGRESS_EVERY } from "../Progress.ts"
 import type { ResolvedTarget } from "./resolve.ts"
+import { type Pausable, runNow } from "./turns.ts"
 
 /**
  * The node:fs calls the writer makes; tests wrap the real module to inject failures.
@@ -184,15 +185,16 @@ const removeTempsAndDirs = (io: WriterIo, temps: Iterable<string>, createdDirs: 
 
 /**
  * Stage 7 on disk: creates missing directories and writes every new content to a fsynced
- * temp file beside its target. On failure removes what it created and throws `commit_failed`.
+ * temp file beside its target, pausing after each file (`runWithTurns`: the targets are not
+ * touched yet). On failure removes what it created and throws `commit_failed`.
  * `progress(done, total)` runs every `PROGRESS_EVERY` steps and after the last one.
  */
-export const stageSteps = (
+export function* stagingSteps(
   io: WriterIo,
   steps: ReadonlyArray<Step>,
   tag: string,
   progress?: (done: number, total: number) => void
-): Staged => {
+): Pausable<Staged> {
   const temps = new Map<Step, string>()
   const createdDirs: Array<string> = []
   let current: Step | undefined
@@ -205,6 +207,7 @@ export const stageSteps = (
         temps.set(step, stageFile(io, step.absolute, step.after, step.mode, tag))
       }
       if (progress !== undefined && ++done % PROGRESS_EVERY === 0) progress(done, steps.length)
+      yield
     }
     if (done % PROGRESS_EVERY !== 0) progress?.(done, steps.length)
   } catch (error) {
@@ -220,6 +223,14 @@ export const stageSteps = (
   return { steps, temps, createdDirs }
 }
 
+/** `stagingSteps` at once, without pausing. */
+export const stageSteps = (
+  io: WriterIo,
+  steps: ReadonlyArray<Step>,
+  tag: string,
+  progress?: (done: number, total: number) => void
+): Staged => runNow(stagingSteps(io, steps, tag, progress))
+
 /** Removes a staged plan that will not be committed (temps and created directories). */
 export const discardStaged = (io: WriterIo, staged: Staged): void =>
   removeTempsAndDirs(io, staged.temps.values(), staged.createdDirs)
@@ -227,9 +238,11 @@ export const discardStaged = (io: WriterIo, staged: Staged): void =>
 /**
  * Stage 8: renames/unlinks every step in plan order (atomic per file), then fsyncs the
  * directories. `afterRename(k)` runs after the k-th rename (fault injection). On failure
- * restores every committed step in reverse order and throws `commit_failed`.
+ * restores every committed step in reverse order and throws `commit_failed`. Pauses only
+ * between directory fsyncs, once every file is in place: the renames run without a pause, so
+ * a reader in this process sees every file before or every file after.
  */
-export const commitStaged = (io: WriterIo, staged: Staged, afterRename?: (k: number) => void): void => {
+export function* committingStaged(io: WriterIo, staged: Staged, afterRename?: (k: number) => void): Pausable<void> {
   const committed: Array<Step> = []
   const temps = new Map(staged.temps)
   let current: Step | undefined
@@ -273,8 +286,15 @@ export const commitStaged = (io: WriterIo, staged: Staged, afterRename?: (k: num
   const dirs = new Set<string>()
   for (const step of staged.steps) dirs.add(path.dirname(step.absolute))
   for (const dir of staged.createdDirs) dirs.add(path.dirname(dir))
-  for (const dir of dirs) fsyncDirectory(io, dir)
+  for (const dir of dirs) {
+    fsyncDirectory(io, dir)
+    yield
+  }
 }
+
+/** `committingStaged` at once, without pausing. */
+export const commitStaged = (io: WriterIo, staged: Staged, afterRename?: (k: number) => void): void =>
+  runNow(committingStaged(io, staged, afterRename))
 
 /**
  * Stages and commits `plan` all-or-nothing without a journal (tests and tools); the engine

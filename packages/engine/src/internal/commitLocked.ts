@@ -9,7 +9,7 @@ import type { HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
 import type { Plan } from "@forkjoin/patch"
 import { sameBytes } from "@forkjoin/patch/Bytes"
 import { normalizePath, relativeUnder } from "@forkjoin/patch/RelativePath"
-import { type EnvironmentId, InvocationId, type PatchHistoryRecord, RecordId, TransactionId } from "@forkjoin/schema"
+import { type EnvironmentId, InvocationId, type JournalIntent, type PatchHistoryRecord, RecordId, type Sha256Hash, TransactionId } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import { utcTimestampFromMillis } from "@forkjoin/schema/UtcTimestamp"
 import * as Clock from "effect/Clock"
@@ -20,12 +20,13 @@ import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import type { HistoryEvent, RequestContext } from "../Engine.ts"
 import { fromStoreError } from "../HistoryFailure.ts"
-import { commitStaged, type Staged, stageSteps, type Step } from "./commit.ts"
+import { commitStaged, committingStaged, type Staged, stageSteps, stagingSteps, type Step } from "./commit.ts"
 import { buildDraft } from "./draft.ts"
 import * as Fault from "../Fault.ts"
 import { PROGRESS_EVERY, type ProgressListener } from "../Progress.ts"
-import { type ResolveContext, type ResolvedTarget, resolveTargets } from "./resolve.ts"
+import { type ResolveContext, type ResolvedTarget, resolvingTargets } from "./resolve.ts"
 import { toEngineError } from "./toEngineError.ts"
+import { type Pausable, runNow, runWithTurns, turnOfTheEventLoop } from "./turns.ts"
 
 /** What stages 6–10 need from the engine. */
 export interface CommitDeps {
@@ -48,13 +49,16 @@ export interface Prepared {
   readonly onProgress?: ProgressListener | undefined
 }
 
-/** Stage 6: refuses the first target whose live state differs from what was planned against. */
-export const checkUnchanged = (
+/**
+ * Stage 6: refuses the first target whose live state differs from what was planned against;
+ * pauses after each path (`runWithTurns`).
+ */
+export function* checkingUnchanged(
   ctx: ResolveContext,
   paths: ReadonlyArray<string>,
   targets: ReadonlyMap<string, ResolvedTarget>
-): EngineError | undefined => {
-  for (const live of resolveTargets(ctx, paths)) {
+): Pausable<EngineError | undefined> {
+  for (const live of yield* resolvingTargets(ctx, paths)) {
     const planned = targets.get(live.path)?.state
     const same = planned?._tag === "File"
       ? live.state._tag === "File" && sameBytes(planned.bytes, live.state.bytes)
@@ -70,6 +74,13 @@ export const checkUnchanged = (
   }
   return undefined
 }
+
+/** `checkingUnchanged` at once, without pausing. */
+export const checkUnchanged = (
+  ctx: ResolveContext,
+  paths: ReadonlyArray<string>,
+  targets: ReadonlyMap<string, ResolvedTarget>
+): EngineError | undefined => runNow(checkingUnchanged(ctx, paths, targets))
 
 /** The steps that undo a committed plan (each path back to what was read before). */
 export const undoSteps = (steps: ReadonlyArray<Step>): ReadonlyArray<Step> =>
@@ -88,7 +99,60 @@ const attempt = <A>(f: () => A, stage: 7 | 8, paths: ReadonlyArray<string>): A |
   }
 }
 
-/** Stages 6–10 of one prepared request; the caller holds the locks. */
+/** `attempt` for pausable work, letting the event loop turn at its pauses. */
+const attemptWithTurns = <A>(work: () => Pausable<A>, stage: 7 | 8, paths: ReadonlyArray<string>): Effect.Effect<A | EngineError> =>
+  Effect.catch(runWithTurns(work, (e) => toEngineError(e, stage, paths)), Effect.succeed)
+
+// A journal slice: at most this many blobs or bytes per transaction (~10 ms of work).
+const JOURNAL_SLICE_BLOBS = 256
+const JOURNAL_SLICE_BYTES = 4 * 1024 * 1024
+
+/**
+ * Journals the intent with its blobs. One transaction holds the event loop for all of it (about
+ * 1 s for 9,000 new files, measured), and no transaction may span a turn: so a large journal
+ * first stores the blobs that the intent's transaction would store whole anyway (new files'
+ * contents, earlier contents; not a new content stored as an edit of its earlier one) in
+ * slices, one transaction each, with turns between. The intent's transaction then checks that
+ * they are stored and stores the rest. A crash between leaves stored blobs and no intent:
+ * nothing to repair. Small journals keep their one transaction.
+ */
+const journal = (
+  store: HistoryStore["Service"],
+  intent: JournalIntent,
+  blobs: ReadonlyArray<Uint8Array>,
+  hashes: ReadonlyArray<Sha256Hash>
+): Effect.Effect<void, StoreError> =>
+  Effect.gen(function*() {
+    if (blobs.length <= JOURNAL_SLICE_BLOBS) return yield* store.openIntent(intent, blobs, hashes)
+    const edits = new Set<string>(intent.entries.flatMap((e) => (e.pre !== null && e.post !== null && e.pre !== e.post ? [e.post] : [])))
+    const rest: Array<number> = []
+    let slice: Array<Uint8Array> = []
+    let bytes = 0
+    for (let i = 0; i < blobs.length; i++) {
+      const blob = blobs[i]!
+      if (edits.has(hashes[i]!)) {
+        rest.push(i)
+        continue
+      }
+      slice.push(blob)
+      bytes += blob.byteLength
+      if (slice.length >= JOURNAL_SLICE_BLOBS || bytes >= JOURNAL_SLICE_BYTES) {
+        yield* store.putBlobs(slice)
+        slice = []
+        bytes = 0
+        yield* turnOfTheEventLoop
+      }
+    }
+    if (slice.length > 0) yield* store.putBlobs(slice)
+    yield* store.openIntent(intent, rest.map((i) => blobs[i]!), rest.map((i) => hashes[i]!))
+  })
+
+/**
+ * Stages 6–10 of one prepared request; the caller holds the locks. The long per-file loops
+ * (re-reading, staging, the directory fsyncs) let the event loop turn; no SQLite transaction
+ * is open meanwhile, and the renames run without a pause. Uninterruptible: a pause never ends
+ * it half-staged (the locks' waits before it stay interruptible).
+ */
 export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effect<PatchHistoryRecord, EngineError> =>
   Effect.gen(function*() {
     const { ctx, environmentId, events, newFileMode, store } = deps
@@ -96,7 +160,7 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
     // Stage 6: nothing may have moved since planning.
     const paths = steps.map((s) => s.path)
     onProgress?.({ _tag: "Checking", files: paths.length })
-    const stale = yield* Effect.try({ try: () => checkUnchanged(ctx, paths, targets), catch: (e) => toEngineError(e, 3, paths) })
+    const stale = yield* runWithTurns(() => checkingUnchanged(ctx, paths, targets), (e) => toEngineError(e, 3, paths))
     if (stale !== undefined) return yield* stale
     Fault.afterStage(6)
 
@@ -125,13 +189,13 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
         return normal !== undefined && Result.isSuccess(normal) ? [normal.success] : []
       })
     })
-    yield* store.openIntent(intent, blobs, blobHashes).pipe(
+    yield* journal(store, intent, blobs, blobHashes).pipe(
       Effect.mapError((e) => fromStoreError(e, 7, paths, "Journaling the intent failed; nothing was written"))
     )
     const staging = onProgress === undefined
       ? undefined
       : (done: number, total: number) => onProgress({ _tag: "Staging", done, total })
-    const staged: Staged | EngineError = attempt(() => stageSteps(fs, steps, intentId, staging), 7, paths)
+    const staged: Staged | EngineError = yield* attemptWithTurns(() => stagingSteps(fs, steps, intentId, staging), 7, paths)
     if (staged instanceof EngineError) {
       yield* store.closeIntent(intentId, "aborted", staged.message).pipe(Effect.ignore)
       return yield* staged
@@ -145,7 +209,7 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
       if (k % PROGRESS_EVERY === 0 || k === total) onProgress({ _tag: "Committing", done: k, total })
     }
     onProgress?.({ _tag: "Committing", done: 0, total })
-    const committed = attempt(() => commitStaged(Fault.writerFor(fs, draft.transactionId), staged, afterRename), 8, paths)
+    const committed = yield* attemptWithTurns(() => committingStaged(Fault.writerFor(fs, draft.transactionId), staged, afterRename), 8, paths)
     if (committed instanceof EngineError) {
       yield* store.closeIntent(intentId, "aborted", committed.message).pipe(Effect.ignore)
       return yield* committed
@@ -173,7 +237,7 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
     yield* PubSub.publish(events, event)
     Fault.afterStage(10)
     return record
-  })
+  }).pipe(Effect.uninterruptible)
 
 /**
  * Stage 9's failure after the files were put back (or not): `commit_failed` keeps its

@@ -1,9 +1,11 @@
 /**
  * Stage 6 locks. In-process: one semaphore per absolute path, in a process-wide registry, so
- * two engines in one process never commit the same file at once. Cross-process: a SQLite
- * write transaction (`BEGIN IMMEDIATE`) on `<workspace>/.forkjoin/lock.db`: exclusive among
- * processes, and released by the OS if the holder dies (no stale lock files). Acquisition
- * polls without blocking the event loop and gives up with `lock_timeout`. The lock's folder
+ * two engines in one process never commit the same file at once, and one per workspace lock
+ * (`serially`), so one engine's requests never interleave while one of them lets the event loop
+ * turn (`turns.ts`). Cross-process: a SQLite write transaction (`BEGIN IMMEDIATE`) on
+ * `<workspace>/.forkjoin/lock.db`: exclusive among processes, and released by the OS if the
+ * holder dies (no stale lock files). Acquisition polls without blocking the event loop and
+ * gives up with `lock_timeout`. The lock's folder
  * must pass the state-folder rule (`openStateFolder`): a lock that would be created through a
  * link is never opened, and every acquisition fails with that refusal instead.
  */
@@ -17,6 +19,7 @@ import { EngineError } from "@forkjoin/schema/EngineError"
 import * as path from "node:path"
 import { openStateFolder } from "../Policy.ts"
 import { LOCK_WAIT_EVERY_MS, type ProgressListener } from "../Progress.ts"
+import { turnOfTheEventLoop } from "./turns.ts"
 
 const registry = new Map<string, Semaphore.Semaphore>()
 
@@ -41,30 +44,6 @@ export const withPathLocks = <A, E, R>(
     (inner, key) => Semaphore.withPermits(semaphoreOf(key), 1)(inner),
     effect
   )
-
-// When `turnOfTheEventLoop` last let Node's event loop run (ms, `performance.now()`).
-let lastTurn = -Infinity
-const TURN_EVERY_MS = 10
-
-/**
- * One turn of Node's event loop (a `setImmediate`, in real time even under a `TestClock`), unless
- * one was taken in the last few milliseconds. An uncontended apply otherwise completes on
- * synchronous SQLite and file calls and microtasks alone: a caller applying patches back to back
- * (a join, an agent loop) kept its process's timers and I/O (servers, child processes' pipes)
- * waiting until the last one, 300 small applies for a whole second, measured. At most one turn
- * every 10 ms: back-to-back small applies take one every few applies (about 3% of their time).
- */
-const turnOfTheEventLoop: Effect.Effect<void> = Effect.suspend(() =>
-  performance.now() - lastTurn < TURN_EVERY_MS
-    ? Effect.void
-    : Effect.callback<void>((resume) => {
-      const handle = setImmediate(() => {
-        lastTurn = performance.now()
-        resume(Effect.void)
-      })
-      return Effect.sync(() => clearImmediate(handle))
-    })
-)
 
 /**
  * A cross-process workspace lock backed by one SQLite connection, in the state folder that
@@ -102,10 +81,29 @@ export class WorkspaceLock {
   }
 
   /**
+   * Runs `effect` holding this lock's in-process part only: the requests of one engine run one
+   * at a time, even while one of them lets the event loop turn. An apply holds it from
+   * resolving to publishing, so a second apply plans against the first one's result.
+   */
+  serially<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    return Semaphore.withPermits(this.local, 1)(effect)
+  }
+
+  /**
    * Runs `effect` while holding the workspace lock; `lock_timeout` after `timeoutMs`. While
    * another process holds it, `onProgress` hears `LockWaiting` (at the start, then throttled).
    */
   with<A, E, R>(
+    timeoutMs: number,
+    paths: ReadonlyArray<string>,
+    effect: Effect.Effect<A, E, R>,
+    onProgress?: ProgressListener
+  ): Effect.Effect<A, E | EngineError, R> {
+    return this.serially(this.held(timeoutMs, paths, effect, onProgress))
+  }
+
+  /** `with` for a caller already inside `serially`: the cross-process part only. */
+  held<A, E, R>(
     timeoutMs: number,
     paths: ReadonlyArray<string>,
     effect: Effect.Effect<A, E, R>,
@@ -141,7 +139,7 @@ export class WorkspaceLock {
     const release = Effect.sync(() => {
       if (db.inTransaction) db.exec("ROLLBACK")
     })
-    return Semaphore.withPermits(this.local, 1)(Effect.acquireUseRelease(acquire, () => effect, () => release))
+    return Effect.acquireUseRelease(acquire, () => effect, () => release)
   }
 
   /** Closes the connection (releases the lock if held). */

@@ -20,8 +20,9 @@ import * as Fault from "../Fault.ts"
 import type { ProgressListener } from "../Progress.ts"
 import { checkGuardForm, checkGuards, guardsOf } from "./guards.ts"
 import { checkFileCount, checkFileSizes } from "./limits.ts"
-import { type ResolveContext, type ResolvedTarget, resolveTargets } from "./resolve.ts"
+import { type ResolveContext, type ResolvedTarget, resolvingTargets } from "./resolve.ts"
 import { toEngineError } from "./toEngineError.ts"
+import { runWithTurns } from "./turns.ts"
 
 /** What stages 1–5 need from the engine. */
 export interface PrepareDeps {
@@ -69,7 +70,7 @@ export const prepare = (
     const guardPaths = guards.map(([p]) => p).filter((p) => !rels.includes(p))
     const all = [...rels, ...guardPaths]
     onProgress?.({ _tag: "Resolving", paths: all.length })
-    const resolved = yield* Effect.try({ try: () => resolveTargets(deps.ctx, all), catch: (e) => toEngineError(e, 3, all) })
+    const resolved = yield* runWithTurns(() => resolvingTargets(deps.ctx, all), (e) => toEngineError(e, 3, all))
     const targets = new Map(resolved.map((t) => [t.path, t]))
     const files = new Map(resolved.map((t) => [t.path, t.state]))
     yield* check(checkGuards(guards, files))

@@ -13,6 +13,7 @@ import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { type Pausable, runNow } from "./turns.ts"
 
 /** One target as found on disk before planning. */
 export interface ResolvedTarget {
@@ -227,9 +228,9 @@ const sameFileGuard = (ctx: ResolveContext): (target: ResolvedTarget) => EngineE
 
 /**
  * Resolves every target in order and throws the first problem: a path's own (stage 3) or
- * two paths naming the same file.
+ * two paths naming the same file. Pauses after each path (`runWithTurns`).
  */
-export const resolveTargets = (ctx: ResolveContext, rels: ReadonlyArray<string>): ReadonlyArray<ResolvedTarget> => {
+export function* resolvingTargets(ctx: ResolveContext, rels: ReadonlyArray<string>): Pausable<ReadonlyArray<ResolvedTarget>> {
   const guard = sameFileGuard(ctx)
   const out: Array<ResolvedTarget> = []
   for (const rel of rels) {
@@ -237,9 +238,14 @@ export const resolveTargets = (ctx: ResolveContext, rels: ReadonlyArray<string>)
     const clash = guard(target)
     if (clash !== undefined) throw clash
     out.push(target)
+    yield
   }
   return out
 }
+
+/** `resolvingTargets` at once, without pausing. */
+export const resolveTargets = (ctx: ResolveContext, rels: ReadonlyArray<string>): ReadonlyArray<ResolvedTarget> =>
+  runNow(resolvingTargets(ctx, rels))
 
 /**
  * Resolves every target, keeping each path's own problem as that path's failure; fails as a

@@ -9,6 +9,7 @@
  */
 import { sha256 } from "@forkjoin/patch/Bytes"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildCli, defaultDb, readHistory, removeSandboxes, runCli, workspaceTree } from "./helpers.ts"
@@ -526,13 +527,19 @@ describe("verified join (item 7)", () => {
 
   it("a command that outlives its timeout fails verification and rolls the child back", () => {
     const files = { "m/a.txt": "a\n" }
+    // The command notes its pid, and leaves a mark if it lives to its own end (30 s).
+    const marks = fs.mkdtempSync(path.join(os.tmpdir(), "fj-verify-"))
+    const [pidFile, ended] = [path.join(marks, "pid"), path.join(marks, "ended")]
+    const script = `const fs = require("fs"); fs.writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setTimeout(() => fs.writeFileSync(${JSON.stringify(ended)}, ""), 30000)`
     const c = makeCase(files, planOf([editTask("slow", ["m"], ["*** Update File: m/a.txt", "@@", "-a", "+A", "*** Add File: m/new.txt", "+n"])], {
-      verify: { command: [process.execPath, "-e", "setTimeout(() => {}, 30000)"], timeoutMs: 300 }
+      verify: { command: [process.execPath, "-e", script], timeoutMs: 300 }
     }))
     const before = workspaceTree(c.ws)
-    const started = Date.now()
     const { status, out } = runJoin(c)
-    expect(Date.now() - started).toBeLessThan(15000)
+    // Killed at its timeout, not waited for: it is gone and never reached its end.
+    expect(() => process.kill(Number(fs.readFileSync(pidFile, "utf8")), 0)).toThrow()
+    expect(fs.existsSync(ended)).toBe(false)
+    fs.rmSync(marks, { recursive: true, force: true })
     expect(status).toBe(1)
     expect(out.mergeExecution.status).toBe("failed")
     expect(outcomeOf(out, "slow")).toMatchObject({ status: "verification_failed_rolled_back", transactionId: mergeTransaction(out.runId, "slow") })

@@ -53,9 +53,32 @@ class SlowestFirst extends BaseSequencer {
   }
 }
 
+/**
+ * Packages whose test files share one module graph per worker (`isolate: false`): each file then
+ * skips a fresh worker and a fresh import of effect and the sources (about a second of CPU per
+ * file). Their sources keep no module state a test depends on, their tests set no environment and
+ * mock no module. The rest stay isolated: the CLI's repair announcements and the history's hashing
+ * helper thread are module state those tests start from, autonomy and history tests mock modules
+ * (node:fs among them), gateway and driver tests failed when sharing (a served page, a stream
+ * timeout), and the CLI, crash and probe files spend their time in child processes anyway.
+ */
+const SHARED = ["engine", "merge", "orchestrator", "patch", "runtime", "schema"].map(
+  (pkg) => `packages/${pkg}/test/**/*.test.ts`
+)
+
 export default defineConfig({
   test: {
-    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "probes/**/*.test.ts"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "isolated",
+          include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "probes/**/*.test.ts"],
+          exclude: [...SHARED, "**/node_modules/**"]
+        }
+      },
+      { extends: true, test: { name: "shared", include: SHARED, isolate: false } }
+    ],
     globalSetup: ["test/globalSetup.ts"],
     // Two files at a time even on a 2-core machine (vitest's default is one fewer than the
     // cores): most CLI, crash and probe tests wait on child processes, not the CPU.

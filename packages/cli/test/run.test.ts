@@ -193,7 +193,11 @@ describe("forkjoin run --export-only", () => {
     let stderr = ""
     child.stderr.on("data", (b: Buffer) => (stderr += b.toString()))
     const closed = new Promise<number | null>((r) => child.on("close", (c) => r(c)))
-    await new Promise((r) => setTimeout(r, 1500))
+    // Until the child has started: its folder is made just before its session runs (a poll:
+    // nothing else announces it through pipes; the test's timeout is the only bound).
+    const runs = path.join(ws, ".forkjoin", "runs")
+    const started = () => fs.existsSync(runs) && fs.readdirSync(runs).some((id) => fs.existsSync(path.join(runs, id, "subagents", "slow")))
+    while (!started() && child.exitCode === null) await new Promise((r) => setTimeout(r, 10))
     child.kill("SIGINT")
     expect(await closed).toBe(130)
     expect(stderr).toContain("forkjoin run was interrupted")

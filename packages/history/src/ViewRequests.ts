@@ -1,7 +1,8 @@
 /**
  * The requests the history views answer (SPEC §4.4) and the views' configuration. Responses
  * are schemas in `@forkjoin/schema/HistoryViews`; requests are in-process arguments (the CLI
- * builds them from flags), so they are plain types, with no wire schema to derive them from.
+ * builds them from flags), so they are plain types, with no wire schema to derive them from;
+ * `ordinalOf` reads the `#N` a person types for a record.
  *
  * It owns the request shapes. It does not own validating them (each view does, answering a
  * `ViewError`) nor the responses.
@@ -80,6 +81,18 @@ export interface DiffRequest extends PageOptions {
   readonly recordId?: string | undefined
   readonly target?: string | undefined
   readonly maxLines?: number | undefined
+}
+
+/**
+ * The commit ordinal `N` of a record named as `#N` (what the timeline shows), or undefined when
+ * `target` is not of that form. The one parser of `#N`: the diff view and `forkjoin rollback` use it.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const ordinalOf = (target: string): number | undefined => {
+  const m = /^#([1-9][0-9]{0,14})$/.exec(target)
+  return m === null ? undefined : Number(m[1])
 }
 
 /**

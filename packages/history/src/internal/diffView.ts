@@ -8,7 +8,7 @@
 import type { DiffPage, FileChange, PatchHistoryRecord, RecordDiffFile, Sha256Hash, Snapshot } from "@forkjoin/schema"
 import * as SnapshotStore from "../SnapshotStore.ts"
 import type { Connection } from "../Sqlite.ts"
-import type { DiffRequest } from "../ViewRequests.ts"
+import { type DiffRequest, ordinalOf } from "../ViewRequests.ts"
 import { coverageOf } from "./coverage.ts"
 import { capsOf, clampBytes, clampDiffLines, clampLimit, cursorAt, fingerprint, readCursor } from "./paging.ts"
 import { claimedDiff } from "./providerFormats.ts"
@@ -49,8 +49,6 @@ const blobText = (
 const recordsOfTransaction = "SELECT record_id, commit_ordinal, record_json FROM records " +
   "WHERE environment_id = ? AND transaction_id = ? ORDER BY commit_ordinal"
 
-const ORDINAL = /^#([1-9][0-9]{0,14})$/
-
 /**
  * The records a request names, in commit order and within the caller's scope: `recordId` is a
  * record id; `target` is `#N`, else a record id, else a transaction id. Refused when none is
@@ -67,10 +65,10 @@ const recordsNamed = (
     throw fail(operation, "InvalidRequest", "name the records to show: a recordId or a target, not both")
   }
   const named = (request.recordId ?? request.target)!
-  const ordinal = request.target === undefined ? null : ORDINAL.exec(request.target)
+  const ordinal = request.target === undefined ? undefined : ordinalOf(request.target)
   let rows: Array<RecordRow>
-  if (ordinal !== null) {
-    rows = [c.get<RecordRow>(RECORD_SQL.recordByOrdinal, ctx.env, Number(ordinal[1]))].filter((r) => r !== undefined)
+  if (ordinal !== undefined) {
+    rows = [c.get<RecordRow>(RECORD_SQL.recordByOrdinal, ctx.env, ordinal)].filter((r) => r !== undefined)
   } else {
     const byId = c.get<RecordRow & { readonly environment_id: string }>(SQL.recordById, named)
     rows = byId !== undefined && byId.environment_id === ctx.env

@@ -4,7 +4,9 @@
  * It authenticates like any client: a bearer token in the `Authorization` header (pasted, or
  * obtained by exchanging the one-time `#code=` of `forkjoin serve --open-url`), kept in
  * `sessionStorage`; the event stream is read with `fetch` (EventSource cannot send headers).
- * Everything it shows is text inserted with `textContent`, never parsed as HTML.
+ * Everything it shows is text inserted with `textContent`, never parsed as HTML. Besides the
+ * runs, the timeline, diffs and file history, it lists the agent sessions the token sees
+ * (`/v1/agents`) and shows one in full (`/v1/agents/{agentId}`).
  */
 export const PAGE_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -26,7 +28,7 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
 .turn{margin-top:6px;font-weight:600;color:var(--mute);font-size:12px}.add{background:var(--add)}.del{background:var(--del)}.hunk{color:var(--mute)}
 .conflict{border:1px solid var(--warn);background:#fffdf0;padding:6px;margin:6px 0;border-radius:4px}
 #login{padding:24px;max-width:560px}#login input{width:100%;padding:6px;font:12px ui-monospace,monospace}
-.err{color:var(--bad)}.hidden{display:none}
+.err{color:var(--bad)}.hidden{display:none}.sel{background:var(--bg)}
 </style></head>
 <body>
 <header><h1>forkjoin</h1><span id="who" data-testid="who"></span><span id="live" data-testid="live">offline</span><span id="error" class="err" data-testid="error"></span></header>
@@ -35,7 +37,11 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
   <input id="token" data-testid="token-input" placeholder="fjt_…" autocomplete="off"><p><button id="use" data-testid="token-submit">Use token</button></p>
 </div>
 <main id="app" class="hidden">
-  <section><h2>Merge runs</h2><ul id="runs" data-testid="runs"></ul></section>
+  <section><h2>Merge runs</h2><ul id="runs" data-testid="runs"></ul>
+    <h2 style="margin-top:12px">Agents <button id="agents-refresh" data-testid="agents-refresh">Refresh</button></h2>
+    <ul id="agents" data-testid="agents"></ul>
+    <div id="agent" data-testid="agent-detail"></div>
+  </section>
   <section><h2>Timeline</h2><ul id="timeline" data-testid="timeline"></ul></section>
   <section>
     <h2>Diff</h2><div id="diff" data-testid="diff" class="mono">Click a record.</div>
@@ -133,8 +139,48 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
     for (const d of details) list.append(runItem(d.run, d.conflicts));
     if (details.length === 0) list.append(el("li", {}, "No merge run yet."));
   };
+  const modelOf = (s) => s.provider !== null && s.model !== null ? s.provider + "/" + s.model : s.kind === "mcp" ? "no model" : "model not recorded";
+  const agentItem = (s) => el("li", { class: "rec", "data-testid": "agent", "data-agent": s.agentId, onclick: () => showAgent(s.agentId) },
+    el("div", {}, el("strong", { class: "mono", "data-testid": "agent-id" }, s.agentId),
+      el("span", { class: "tag", "data-testid": "agent-kind" }, s.kind),
+      el("span", { class: "tag status-" + s.status, "data-testid": "agent-status" }, s.status)),
+    el("div", { class: "mono" },
+      el("span", { "data-testid": "agent-model" }, modelOf(s)), " · ",
+      el("span", { "data-testid": "agent-started" }, "started " + (s.startedAt || "(not recorded)")), " · ",
+      el("span", { "data-testid": "agent-runs" }, s.runIds.length + " run(s) started")));
+  const loadAgents = async () => {
+    const { agents } = await api("/v1/agents");
+    const list = $("agents"); list.textContent = "";
+    for (const s of agents) list.append(agentItem(s));
+    if (agents.length === 0) list.append(el("li", {}, "No agent session yet."));
+  };
+  const showAgent = (agentId) => api("/v1/agents/" + encodeURIComponent(agentId)).then(({ agent, runs }) => {
+    const s = agent.session;
+    for (const li of $("agents").children) li.classList.toggle("sel", li.getAttribute("data-agent") === agentId);
+    const box = $("agent"); box.textContent = "";
+    box.append(
+      el("div", { class: "turn", "data-testid": "agent-title" }, s.kind + " " + s.agentId + ": " + s.status + (s.stop ? " (" + s.stop.reason + ")" : "")),
+      el("div", { "data-testid": "agent-facts" }, "thread " + (s.threadId || "(not recorded)") + " · " + modelOf(s) + " · " +
+        (s.kind === "agent" ? "task: " + s.task : "client: " + (s.client ? s.client.name + " " + s.client.version : "unknown"))),
+      el("div", { class: "mono", "data-testid": "agent-usage" }, s.steps + " step(s), " + s.usage.modelCalls + " model call(s), " +
+        s.usage.inputTokens + " input + " + s.usage.outputTokens + " output tokens; started " + (s.startedAt || "?") + ", ended " + (s.endedAt || "not yet")),
+      el("div", { class: "turn" }, "Tool calls (" + agent.toolCalls.length + ")"),
+      el("ol", {}, ...agent.toolCalls.map((c) => el("li", { "data-testid": "agent-call" }, el("span", { class: "mono" }, c.name),
+        el("span", { class: "tag " + (c.ok === false ? "err" : "") }, c.ok === null ? "no result" : c.ok ? "ok" : "failed"),
+        c.message ? " " + c.message : ""))),
+      el("div", { class: "turn" }, "Runs started (" + s.runIds.length + ")"),
+      el("ul", {}, ...s.runIds.map((id) => {
+        const run = runs.find((r) => r.runId === id);
+        return el("li", { "data-testid": "agent-run", "data-run": id }, el("span", { class: "mono" }, id + " "),
+          run ? el("span", { class: "status-" + run.status }, run.status) : "not visible",
+          run ? " " + (run.outcomes.map((o) => o.childId + " " + o.status).join(", ") || "no children") : "");
+      })));
+  }).catch(fail);
+  $("agents-refresh").addEventListener("click", () => loadAgents().catch(fail));
+
   let runsTimer = null;
-  const refreshRuns = () => { clearTimeout(runsTimer); runsTimer = setTimeout(() => loadRuns().catch(fail), 50); };
+  // A run changing may be an agent session's: the agents' run counts follow.
+  const refreshRuns = () => { clearTimeout(runsTimer); runsTimer = setTimeout(() => Promise.all([loadRuns(), loadAgents()]).catch(fail), 50); };
 
   $("fileform").addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -179,7 +225,7 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
       const me = await api("/v1/whoami");
       $("who").textContent = "thread " + me.thread;
       $("login").classList.add("hidden"); $("app").classList.remove("hidden"); $("error").textContent = "";
-      await Promise.all([loadRuns(), loadTimeline()]);
+      await Promise.all([loadRuns(), loadTimeline(), loadAgents()]);
       live();
     } catch (e) { fail(e); }
   };

@@ -26,6 +26,7 @@ import { BadRequest, Caller, GatewayApi, NotFound, Rejected } from "../GatewayAp
 import { checkPath, type Grants } from "../ViewGrants.ts"
 import { requireSees, sees, toApiError } from "./access.ts"
 import { eventStream } from "./routes.ts"
+import { openCursor, scopedFilePage, scopedRecord, scopedRecordPage, sealedPage } from "./scoped.ts"
 
 const childThreadOf = Visibility.conflictThread
 
@@ -70,7 +71,7 @@ export const applyAs = (caller: ThreadId, payload: ApplyRequest) =>
       ...(payload.invocation === undefined ? {} : { invocationId: InvocationId.make(payload.invocation) }),
       profile: payload.profile ?? "native",
       grant: payload.allowOverwrite === true ? EngineGrants.full : EngineGrants.writeCreateDirs
-    }).pipe(Effect.mapError(toApiError))
+    }).pipe(Effect.mapError(toApiError), Effect.flatMap((record) => scopedRecord(caller, record)))
   })
 
 /**
@@ -92,17 +93,18 @@ export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number
             thread: query.thread,
             turn: query.turn,
             descendants: query.descendants === "true",
-            cursor: query.cursor,
+            cursor: yield* openCursor(query.cursor),
             ...num(query.limit),
             maxBytes: query.maxBytes
-          }).pipe(Effect.mapError(toApiError))
+          }).pipe(Effect.mapError(toApiError), Effect.flatMap((page) => scopedRecordPage(caller, page)))
         }))
       .handle("turn", ({ params, query }) =>
         Effect.gen(function*() {
           const caller = (yield* Caller).thread
           const views = yield* HistoryViews
-          return yield* views.turn({ caller, turn: params.turn, cursor: query.cursor, ...num(query.limit), maxBytes: query.maxBytes }).pipe(
-            Effect.mapError(toApiError)
+          return yield* views.turn({ caller, turn: params.turn, cursor: yield* openCursor(query.cursor), ...num(query.limit), maxBytes: query.maxBytes }).pipe(
+            Effect.mapError(toApiError),
+            Effect.map(sealedPage)
           )
         }))
       .handle("diff", ({ query }) =>
@@ -113,17 +115,18 @@ export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number
             caller,
             target: query.target,
             maxLines: query.maxLines,
-            cursor: query.cursor,
+            cursor: yield* openCursor(query.cursor),
             ...num(query.limit),
             maxBytes: query.maxBytes
-          }).pipe(Effect.mapError(toApiError))
+          }).pipe(Effect.mapError(toApiError), Effect.map(sealedPage))
         }))
       .handle("file", ({ query }) =>
         Effect.gen(function*() {
           const caller = (yield* Caller).thread
           const views = yield* HistoryViews
-          return yield* views.file({ caller, path: query.path, cursor: query.cursor, ...num(query.limit), maxBytes: query.maxBytes }).pipe(
-            Effect.mapError(toApiError)
+          return yield* views.file({ caller, path: query.path, cursor: yield* openCursor(query.cursor), ...num(query.limit), maxBytes: query.maxBytes }).pipe(
+            Effect.mapError(toApiError),
+            Effect.flatMap((page) => scopedFilePage(caller, page))
           )
         }))
       .handle("runs", () => Effect.gen(function*() {
@@ -191,7 +194,7 @@ export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number
           const after = yield* store.getConflict(params.conflictId).pipe(Effect.mapError(toApiError))
           return {
             conflict: Option.getOrElse(after, () => found.value),
-            ...(done.record === undefined ? {} : { record: done.record }),
+            ...(done.record === undefined ? {} : { record: yield* scopedRecord(caller, done.record) }),
             ...(done.outcome === undefined ? {} : { outcome: done.outcome })
           }
         }))
@@ -201,7 +204,10 @@ export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number
           if (!(yield* Visibility.seesTransaction(caller, params.transactionId).pipe(Effect.mapError(toApiError)))) {
             return yield* new NotFound({ message: `transaction ${params.transactionId} not found` })
           }
-          return yield* Rollback.rollbackTransaction(params.transactionId, { threadId: caller }).pipe(Effect.mapError(toApiError))
+          return yield* Rollback.rollbackTransaction(params.transactionId, { threadId: caller }).pipe(
+            Effect.mapError(toApiError),
+            Effect.flatMap((record) => scopedRecord(caller, record))
+          )
         }))
       .handle("ingest", ({ payload }) =>
         Effect.gen(function*() {
@@ -216,7 +222,7 @@ export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number
             turnId: payload.turn,
             ...(payload.id === undefined ? {} : { id: payload.id })
           }).pipe(Effect.mapError(toApiError))
-          return { record: outcome.record, alreadyRecorded: outcome.alreadyRecorded }
+          return { record: yield* scopedRecord(caller, outcome.record), alreadyRecorded: outcome.alreadyRecorded }
         }))
       .handle("viewGrant", ({ params, payload }) =>
         Effect.gen(function*() {

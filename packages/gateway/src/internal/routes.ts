@@ -24,6 +24,7 @@ import { type Grants, isBinary, MAX_VIEW_BYTES, renderFile } from "../ViewGrants
 import { sees } from "./access.ts"
 import { refusalResponse, UNAUTHENTICATED_BODY_LIMIT, unauthenticatedBodyRefusal } from "./boundary.ts"
 import { PAGE_HTML } from "./page.ts"
+import { scopedRecord } from "./scoped.ts"
 
 const json = (status: number, body: unknown) => HttpServerResponse.jsonUnsafe(body, { status })
 
@@ -134,7 +135,7 @@ export const eventStream = (caller: ThreadId, pollMs: number) =>
         const records = yield* history.recordsAfter(env, last, 200)
         for (const record of records) {
           last = Math.max(last, record.commitOrdinal)
-          if (yield* sees(caller, record.threadId)) out.push(sse("record", record))
+          if (yield* sees(caller, record.threadId)) out.push(sse("record", yield* scopedRecord(caller, record)))
         }
         if (records.length < 200) break
       }
@@ -151,7 +152,12 @@ export const eventStream = (caller: ThreadId, pollMs: number) =>
         out.push(encoder.encode(": keep-alive\n\n"))
       }
       return out
-    }).pipe(Effect.orElseSucceed(() => [] as Array<Uint8Array>), Effect.provideService(HistoryViews, views))
+    }).pipe(
+      Effect.orElseSucceed(() => [] as Array<Uint8Array>),
+      Effect.provideService(HistoryViews, views),
+      Effect.provideService(HistoryStore, history),
+      Effect.provideService(Engine, engine)
+    )
     const wake = Stream.merge(Stream.tick(`${pollMs} millis`), Stream.map(Stream.fromPubSub(engine.events), () => undefined))
     const body = Stream.concat(
       Stream.make(sse("hello", { thread: caller })),

@@ -1,12 +1,15 @@
 /**
  * `forkjoin apply`: reads an `apply_patch` text and hands it to the native engine, which
  * resolves, plans, locks, journals, commits and records it (SPEC §3). This module owns the
- * CLI's request shape, reading the patch, and rendering the applied record; the engine owns
+ * CLI's request shape, reading the patch, and rendering the applied record (with the command
+ * that undoes it); the engine owns
  * writing, `ApplyCommand.ts` the flags, `internal/errors.ts` what a rejection prints.
  *
  * @since 0.1.0
  */
 import { Engine, Grants, type RepairOutcome } from "@forkjoin/engine/Engine"
+import { sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
+import { Sqlite } from "@forkjoin/history/Sqlite"
 import type { Profile, SummaryLine } from "@forkjoin/patch/Plan"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
@@ -21,6 +24,7 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { type Palette, plain } from "./internal/colour.ts"
 import { HistoryCommandError, UsageError } from "./internal/errors.ts"
+import * as ShortIds from "./internal/shortIds.ts"
 import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 import { announceRepairs, repairsField } from "./Repair.ts"
 
@@ -52,6 +56,8 @@ export interface ApplyRequest {
   readonly turnId?: TurnId | undefined
   /** `--server URL`: apply through a running `forkjoin serve` with the token in `FORKJOIN_TOKEN`. */
   readonly server?: string | undefined
+  /** Text output: read the short ids to show (`--json` shows whole ids and skips it). */
+  readonly shortIds?: boolean | undefined
 }
 
 /**
@@ -64,6 +70,8 @@ export interface ApplyRequest {
 export interface ApplyResult {
   readonly record: PatchHistoryRecord
   readonly repairs: ReadonlyArray<RepairOutcome>
+  /** The ids for text output (default: whole). */
+  readonly ids?: ShortIds.ShortIds | undefined
 }
 
 /** The thread and turn recorded when `--thread` / `--turn` are not given. */
@@ -126,6 +134,16 @@ export const renderReplaced = (record: PatchHistoryRecord): string =>
       c.kind === "move" && c.moveFrom !== undefined ? `moved from ${c.moveFrom}; ` : ""
     }its previous content is in the patch history)\n`
   ).join("")
+
+/**
+ * The line that says how to undo the record's transaction: `undo: forkjoin rollback <id>`, the
+ * id shortened as the rest of the text output shows it.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderUndo = (result: ApplyResult): string =>
+  `undo: forkjoin rollback ${(result.ids ?? ShortIds.fullIds).short(result.record.transactionId)}\n`
 
 /**
  * The `--json` line of an applied patch: `{"ok":true,"record":{...}}`, plus `"repairs":[...]`
@@ -220,7 +238,13 @@ export const apply = Effect.fn("Apply.apply")(function*(request: ApplyRequest) {
       turnId: request.turnId ?? cliTurn,
       grant: request.allowOverwrite === true ? Grants.full : Grants.writeCreateDirs
     })
-    return { record, repairs } satisfies ApplyResult
+    if (request.shortIds !== true) return { record, repairs } satisfies ApplyResult
+    // Only the ids near this one are read: a long history costs apply nothing here.
+    const ids = yield* ShortIds.loadAround(engine.environmentId, record.transactionId).pipe(
+      Effect.provide(Sqlite.layer(historyDbOf(root, request.db), sqliteOptions())),
+      Effect.orElseSucceed(() => ShortIds.fullIds)
+    )
+    return { record, repairs, ids } satisfies ApplyResult
   }).pipe(Effect.provide(engineLayer(root, historyDbOf(root, request.db))))
 })
 

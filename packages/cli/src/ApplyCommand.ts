@@ -87,12 +87,14 @@ export const apply = Command.make(
         allowOverwrite: input.allowOverwrite,
         threadId: Option.getOrUndefined(input.thread),
         turnId: Option.getOrUndefined(input.turn),
-        server: Option.getOrUndefined(input.server)
+        server: Option.getOrUndefined(input.server),
+        shortIds: !input.json
       }).pipe(withStatusLine(input.json))
       yield* writeStdout(
         input.json
           ? Apply.renderJson(result)
-          : Apply.renderSuccess(Apply.summaryOf(result.record), Colour.forStdout()) + Apply.renderReplaced(result.record)
+          : Apply.renderSuccess(Apply.summaryOf(result.record), Colour.forStdout()) + Apply.renderReplaced(result.record) +
+            Apply.renderUndo(result)
       )
     },
     (effect, input) => Effect.catch(effect, reportFailure("apply", input.json))
@@ -105,7 +107,8 @@ export const apply = Command.make(
       "intent is journaled, the files are replaced through fsynced temp files and renames, and one record is " +
       "written to the patch history. Grant: write + create directories; replacing an existing file needs " +
       "--allow-overwrite with --profile native, while --profile codex replaces it as Codex does (a replaced file " +
-      "is noted after the summary). Exit 0 applied, 1 rejected (workspace untouched), 2 usage error."
+      "is noted after the summary). The last line names the transaction and the command that undoes it " +
+      "(undo: forkjoin rollback <id>). Exit 0 applied, 1 rejected (workspace untouched), 2 usage error."
   ),
   Command.withShortDescription("Apply an apply_patch patch to a workspace, all or nothing"),
   Command.withExamples([

@@ -2,11 +2,12 @@
  * `forkjoin conflicts` and `forkjoin resolve`: the conflicts the join held back, and closing
  * one with the child's side (of the conflicting lines, for text), the live file, or supplied content; both say on stderr (and in
  * `--json`'s `repairs`) what the startup repair of their engine did. The flags are in
- * `ConflictsCommand.ts` and `ResolveCommand.ts`.
+ * `ConflictsCommand.ts` and `ResolveCommand.ts`. Both take run and conflict ids whole or
+ * shortened as their text output shows them.
  *
  * @since 0.1.0
  */
-import type { RepairOutcome } from "@forkjoin/engine/Engine"
+import { Engine, type RepairOutcome } from "@forkjoin/engine/Engine"
 import * as OrchestratorConflicts from "@forkjoin/orchestrator/Conflicts"
 import type { ChildOutcome } from "@forkjoin/schema"
 import type { ConflictRecord } from "@forkjoin/schema/Conflict"
@@ -18,6 +19,7 @@ import * as fs from "node:fs"
 import { conflictExcerpt } from "./internal/conflictText.ts"
 import { UsageError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
+import * as ShortIds from "./internal/shortIds.ts"
 import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 import { repairsField, withRepairs } from "./Repair.ts"
 
@@ -30,23 +32,40 @@ import { repairsField, withRepairs } from "./Repair.ts"
 export interface ConflictList {
   readonly conflicts: ReadonlyArray<ConflictRecord>
   readonly repairs: ReadonlyArray<RepairOutcome>
+  /** The ids for text output. */
+  readonly ids: ShortIds.ShortIds
+  /** Only the open conflicts were asked for (`--open`). */
+  readonly openOnly: boolean
 }
 
 /**
- * Lists the conflicts of the workspace (of one run with `run`).
+ * Lists the conflicts of the workspace, open and resolved (only the open ones with `open`, of
+ * one run with `run`, whole or shortened).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const list = Effect.fn("Conflicts.list")(function*(request: { readonly workspace: string; readonly db?: string | undefined; readonly run?: string | undefined }) {
-  const runId = request.run === undefined
-    ? undefined
-    : yield* Schema.decodeUnknownEffect(MergeRunIdInput)(request.run).pipe(Effect.mapError((e) => new UsageError({ message: `--run: ${e.message}`, cause: e })))
+export const list = Effect.fn("Conflicts.list")(function*(
+  request: { readonly workspace: string; readonly db?: string | undefined; readonly run?: string | undefined; readonly open?: boolean | undefined }
+) {
   const root = yield* resolveWorkspace(request.workspace)
-  const [conflicts, repairs] = yield* withRepairs(root, request.db, OrchestratorConflicts.list(runId === undefined ? {} : { runId })).pipe(
-    Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db)))
-  )
-  return { conflicts, repairs } satisfies ConflictList
+  const [[conflicts, ids], repairs] = yield* withRepairs(
+    root,
+    request.db,
+    Effect.gen(function*() {
+      const engine = yield* Engine
+      const ids = yield* ShortIds.loadForDisplay(engine.environmentId)
+      const runId = request.run === undefined ? undefined : yield* Schema.decodeUnknownEffect(MergeRunIdInput)(
+        yield* ShortIds.expand(ids, "run", request.run, "--run")
+      ).pipe(Effect.mapError((e) => new UsageError({ message: `--run: ${e.message}`, cause: e })))
+      const conflicts = yield* OrchestratorConflicts.list({
+        ...(runId === undefined ? {} : { runId }),
+        ...(request.open === true ? { status: "open" as const } : {})
+      })
+      return [conflicts, ids] as const
+    })
+  ).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
+  return { conflicts, repairs, ids, openOnly: request.open === true } satisfies ConflictList
 })
 
 /**
@@ -56,7 +75,7 @@ export const list = Effect.fn("Conflicts.list")(function*(request: { readonly wo
  * @category combinators
  * @since 0.1.0
  */
-export const renderListJson = ({ conflicts, repairs }: ConflictList): string =>
+export const renderListJson = ({ conflicts, repairs }: Pick<ConflictList, "conflicts" | "repairs">): string =>
   JSON.stringify({
     ok: true,
     conflicts: conflicts.map((c) => ({
@@ -73,19 +92,20 @@ export const renderListJson = ({ conflicts, repairs }: ConflictList): string =>
   }) + "\n"
 
 /**
- * Each conflict with its status, then the rendered conflict text of the open ones.
+ * Each conflict (ids shortened) with its status, then the rendered conflict text of the open ones.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderListText = ({ conflicts }: ConflictList): string => {
-  if (conflicts.length === 0) return "No conflicts.\n"
+export const renderListText = ({ conflicts, ids, openOnly }: Pick<ConflictList, "conflicts" | "ids" | "openOnly">): string => {
+  if (conflicts.length === 0) return openOnly ? "No open conflicts.\n" : "No conflicts.\n"
   const lines: Array<string> = []
   for (const c of conflicts) {
-    lines.push(`${c.conflictId}  ${c.status}${c.resolution === undefined ? "" : ` (${c.resolution.kind})`}  ${c.reason}`)
+    const id = ids.short(c.conflictId)
+    lines.push(`${id}  ${c.status}${c.resolution === undefined ? "" : ` (${c.resolution.kind})`}  ${c.reason}`)
     if (c.status === "open") {
       lines.push(...conflictExcerpt(c.text).map((l) => `    ${l}`))
-      lines.push(`  resolve: forkjoin resolve '${c.conflictId}' --apply|--discard|--content FILE`)
+      lines.push(`  resolve: forkjoin resolve '${id}' --apply|--discard|--content FILE`)
     }
   }
   return lines.join("\n") + "\n"
@@ -117,10 +137,12 @@ export interface ResolveResult {
   readonly record: PatchHistoryRecord | undefined
   readonly outcome: ChildOutcome | undefined
   readonly repairs: ReadonlyArray<RepairOutcome>
+  /** The ids for text output. */
+  readonly ids: ShortIds.ShortIds
 }
 
 /**
- * Resolves one conflict; resolves to the written record (none for `--discard`) and, when the
+ * Resolves one conflict (named whole or shortened); resolves to the written record (none for `--discard`) and, when the
  * child's last conflict closed, the child's new outcome.
  *
  * @category constructors
@@ -129,7 +151,7 @@ export interface ResolveResult {
 export const resolve = Effect.fn("Conflicts.resolve")(function*(request: ResolveRequest) {
   const chosen = [request.apply, request.discard, request.content !== undefined].filter(Boolean).length
   if (chosen !== 1) return yield* new UsageError({ message: "give exactly one of --apply, --discard or --content FILE." })
-  const conflictId = yield* Schema.decodeUnknownEffect(ConflictId)(request.conflictId).pipe(
+  yield* Schema.decodeUnknownEffect(ConflictId)(request.conflictId).pipe(
     Effect.mapError((e) => new UsageError({ message: `CONFLICT_ID: ${e.message}`, cause: e }))
   )
   let resolution: OrchestratorConflicts.Resolution = request.apply ? { kind: "apply" } : { kind: "discard" }
@@ -142,10 +164,17 @@ export const resolve = Effect.fn("Conflicts.resolve")(function*(request: Resolve
     resolution = { kind: "content", bytes }
   }
   const root = yield* resolveWorkspace(request.workspace)
-  const [resolved, repairs] = yield* withRepairs(root, request.db, OrchestratorConflicts.resolve(conflictId, resolution)).pipe(
-    Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db)))
-  )
-  return { record: resolved.record, outcome: resolved.outcome, repairs } satisfies ResolveResult
+  const [[resolved, ids], repairs] = yield* withRepairs(
+    root,
+    request.db,
+    Effect.gen(function*() {
+      const engine = yield* Engine
+      const named = yield* ShortIds.expandIn(engine.environmentId, "conflict", request.conflictId, "CONFLICT_ID")
+      const resolved = yield* OrchestratorConflicts.resolve(ConflictId.make(named), resolution)
+      return [resolved, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
+    })
+  ).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
+  return { record: resolved.record, outcome: resolved.outcome, repairs, ids } satisfies ResolveResult
 })
 
 /**
@@ -164,15 +193,17 @@ export const renderResolveJson = (r: ResolveResult): string =>
   }) + "\n"
 
 /**
- * What was written, and what happened to the child.
+ * What was written, and what happened to the child (ids shortened).
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderResolveText = (r: { readonly record: PatchHistoryRecord | undefined; readonly outcome: ChildOutcome | undefined }): string =>
+export const renderResolveText = (
+  r: { readonly record: PatchHistoryRecord | undefined; readonly outcome: ChildOutcome | undefined; readonly ids: ShortIds.ShortIds }
+): string =>
   [
-    r.record === undefined ? "Resolved: the live file was kept." : `Resolved as ${r.record.transactionId}.`,
+    r.record === undefined ? "Resolved: the live file was kept." : `Resolved as ${r.ids.short(r.record.transactionId)}.`,
     ...(r.outcome === undefined
       ? ["The child has other open conflicts."]
-      : [`Child ${r.outcome.childId}: ${r.outcome.status}${r.outcome.transactionId === undefined ? "" : ` (${r.outcome.transactionId})`}.`])
+      : [`Child ${r.outcome.childId}: ${r.outcome.status}${r.outcome.transactionId === undefined ? "" : ` (${r.ids.short(r.outcome.transactionId)})`}.`])
   ].join("\n") + "\n"

@@ -11,7 +11,7 @@ import { dbFlag, workspaceFlag } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
- * `forkjoin conflicts [--run ID] --workspace DIR [--db FILE] [--json]`.
+ * `forkjoin conflicts [--open] [--run ID] --workspace DIR [--db FILE] [--json]`.
  *
  * @category constructors
  * @since 0.1.0
@@ -19,7 +19,15 @@ import { writeStdout } from "./internal/output.ts"
 export const conflicts = Command.make(
   "conflicts",
   {
-    run: Flag.String("run").pipe(Flag.withMetavar("RUN_ID"), Flag.withDescription("Only the conflicts of this run"), Flag.optional),
+    open: Flag.Boolean("open").pipe(
+      Flag.withDescription("Only the open conflicts, the ones still to resolve (default: open and resolved)"),
+      Flag.withDefault(false)
+    ),
+    run: Flag.String("run").pipe(
+      Flag.withMetavar("RUN_ID"),
+      Flag.withDescription("Only the conflicts of this run (its id whole or shortened, as 'forkjoin runs' shows it)"),
+      Flag.optional
+    ),
     workspace: workspaceFlag(),
     db: dbFlag,
     json: Flag.Boolean("json").pipe(
@@ -33,15 +41,22 @@ export const conflicts = Command.make(
   Effect.fn("forkjoin.conflicts")(
     function*(input) {
       const Conflicts = yield* Effect.promise(() => import("./Conflicts.ts"))
-      const result = yield* Conflicts.list({ workspace: input.workspace, db: Option.getOrUndefined(input.db), run: Option.getOrUndefined(input.run) })
+      const result = yield* Conflicts.list({
+        workspace: input.workspace,
+        db: Option.getOrUndefined(input.db),
+        run: Option.getOrUndefined(input.run),
+        open: input.open
+      })
       yield* writeStdout(input.json ? Conflicts.renderListJson(result) : Conflicts.renderListText(result))
     },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError"], reportFailure("conflicts", input.json))
+    (effect, input) =>
+      Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError", "HistoryCommandError"], reportFailure("conflicts", input.json))
   )
 ).pipe(
   Command.withDescription(
-    "List the conflicts joins held back: each child's change that overlaps an earlier sibling's, with the " +
-      "rendered conflict text of the open ones and the command that resolves them. Exit 0, 1 on a failure, 2 usage error."
+    "List the conflicts joins held back, open and resolved (--open: only the open ones): each child's change that " +
+      "overlaps an earlier sibling's, with the rendered conflict text of the open ones and the command that resolves " +
+      "them. Exit 0, 1 on a failure, 2 usage error."
   ),
   Command.withShortDescription("List the conflicts joins held back")
 )

@@ -4,7 +4,8 @@
  * editing one file in different places (merged by hunk), and one whose edit overlaps an
  * earlier sibling's (held back as a conflict). The demo then resolves the conflict with merged
  * text, rolls one child back and prints the timeline. Everything printed is computed by the
- * real engine on real files; `--keep` leaves the folder to inspect.
+ * real engine on real files, ids shortened as every text output shows them; `--keep` leaves the
+ * folder to inspect.
  *
  * @since 0.1.0
  */
@@ -24,6 +25,7 @@ import { conflictExcerpt } from "./internal/conflictText.ts"
 import { RunFailed } from "./internal/errors.ts"
 import { writeStdout } from "./internal/output.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
+import * as ShortIds from "./internal/shortIds.ts"
 import { historyDbOf } from "./internal/workspace.ts"
 import * as Run from "./Run.ts"
 
@@ -156,28 +158,35 @@ export const demo = Effect.fn("Demo.demo")(function*(options: DemoOptions) {
       admission: { _tag: "Exempt", reason: "demo" },
       ...(options.json ? {} : { progress: (line: string) => say(`  ${line}`) })
     })
-    yield* say(Run.renderText({ _tag: "Joined", outcome }))
+    const engine = yield* Engine
+    // Loaded again after each step: a new id can lengthen the prefix an older one needs.
+    const shortIds = ShortIds.loadForDisplay(engine.environmentId)
+    yield* say(Run.renderText({ _tag: "Joined", outcome, ids: yield* shortIds }))
     const conflict = outcome.conflicts.find((c) => c.status === "open")
     let resolved: string | undefined
     if (conflict !== undefined) {
-      yield* say(`held back: ${conflict.conflictId} (${conflict.reason})`)
+      yield* say(`held back: ${conflict.path} of ${conflict.childId} (${conflict.reason})`)
       yield* say(conflictExcerpt(conflict.text).map((l) => `    ${l}`).join("\n"))
-      const engine = yield* Engine
       const live = fs.readFileSync(path.join(engine.root, "src/math.ts"), "utf8")
       const merged = live.replace(/export const div = [\s\S]*?\n}\n/, `${MERGED_DIV}\n`)
       const r = yield* OrchestratorConflicts.resolve(conflict.conflictId, { kind: "content", bytes: new TextEncoder().encode(merged) })
       resolved = r.record?.transactionId
-      yield* say(`\nresolved with the parent's merged text as ${resolved}; div-int is now ${r.outcome?.status ?? "waiting"}`)
+      yield* say(
+        `\nresolved with the parent's merged text (forkjoin resolve '${(yield* shortIds).short(conflict.conflictId)}' --content FILE); ` +
+          `div-int is now ${r.outcome?.status ?? "waiting"}`
+      )
     }
     const docs = TransactionId.make(`subagent_merge:${outcome.runId}/docs`)
     const rollback = yield* OrchestratorRollback.rollbackTransaction(docs, { threadId: caller })
-    yield* say(`rolled back ${docs} as ${rollback.transactionId}: ${rollback.changes.map((c) => `${c.kind} ${c.path}`).join(", ")}`)
+    yield* say(
+      `rolled back docs (forkjoin rollback ${(yield* shortIds).short(docs)}): ${rollback.changes.map((c) => `${c.kind} ${c.path}`).join(", ")}`
+    )
     const history = yield* HistoryStore
-    const engine = yield* Engine
     const records = yield* history.recordsAfter(engine.environmentId, 0, 1000).pipe(Effect.orDie)
+    const ids = yield* shortIds
     yield* say("\ntimeline:")
     for (const r of records) {
-      yield* say(`  #${r.commitOrdinal} ${r.transactionId}  ${r.changes.map((c) => `${c.kind} ${c.path}`).join(", ")}`)
+      yield* say(`  #${r.commitOrdinal} ${ids.short(r.transactionId)}  ${r.changes.map((c) => `${c.kind} ${c.path}`).join(", ")}`)
     }
     // The run as it stands now (its conflict resolved), with the children's results of the first pass.
     const final = yield* OrchestratorRun.resume(outcome.runId).pipe(Effect.orElseSucceed(() => outcome))

@@ -20,6 +20,7 @@ import {
   TimelinePage,
   TurnPage
 } from "@forkjoin/schema/HistoryViews"
+import { ordinalOf } from "@forkjoin/history/ViewRequests"
 import { ThreadsPage } from "@forkjoin/schema/WorkspaceIndex"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -27,6 +28,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { replacedExistingFile } from "./Apply.ts"
 import { HistoryCommandError, toHistoryCommandError, UsageError } from "./internal/errors.ts"
+import * as ShortIds from "./internal/shortIds.ts"
 import { ensureStateFolder, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 import { readAgentSessions, readRuns, type ThreadOrigin, threadOrigins } from "./internal/workspaceIndex.ts"
 
@@ -98,6 +100,8 @@ export type ViewAnswer = ViewResult & {
   readonly hint?: string | undefined
   /** For the threads view: which run (and child, and agent session) made each thread. */
   readonly origins?: ReadonlyMap<string, ThreadOrigin> | undefined
+  /** The ids for text output (default: whole). */
+  readonly ids?: ShortIds.ShortIds | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -130,19 +134,39 @@ export const openTarget = (target: HistoryTarget, options?: { readonly create?: 
   })
 
 /**
- * Runs one view against the workspace's history.
+ * Runs one view against the workspace's history (a diff's record or transaction id whole or
+ * shortened); with `text`, also reads the short ids to show.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const view = Effect.fn("History.view")(function*(target: HistoryTarget, paging: Paging, request: ViewRequest) {
+export const view = Effect.fn("History.view")(function*(target: HistoryTarget, paging: Paging, request: ViewRequest, text = false) {
   const t = yield* openTarget(target)
+  const answer = yield* answerView(t, paging, request)
+  if (!text) return answer
+  const ids = yield* ShortIds.loadForDisplay(t.environmentId).pipe(
+    Effect.provide(Sqlite.layer(t.db, sqliteOptions())),
+    Effect.orElseSucceed(() => ShortIds.fullIds)
+  )
+  return { ...answer, ids }
+})
+
+/** The named record or transaction of a diff target: `#N` as it is, else the id it is or shortens. */
+const diffTarget = (environmentId: Parameters<typeof ShortIds.load>[0], target: string) =>
+  ordinalOf(target) !== undefined ? Effect.succeed(target) : Effect.gen(function*() {
+    const ids = yield* ShortIds.load(environmentId).pipe(Effect.mapError(toHistoryCommandError("read")))
+    const record = yield* ShortIds.expand(ids, "record", target, "RECORD")
+    return record !== target ? record : yield* ShortIds.expand(ids, "transaction", target, "RECORD")
+  })
+
+const answerView = (t: Effect.Success<ReturnType<typeof openTarget>>, paging: Paging, request: ViewRequest) => {
   const base = { caller: t.caller, everyThread: t.everyThread, cursor: paging.cursor, limit: paging.limit, maxBytes: paging.maxBytes }
-  return yield* Effect.gen(function*() {
+  return Effect.gen(function*() {
     const views = yield* HistoryViews
     switch (request.view) {
       case "timeline": {
-        const page = yield* views.timeline({ ...base, thread: request.of, turn: request.turn, descendants: request.descendants })
+        const of = request.of === undefined ? undefined : yield* ShortIds.expandIn(t.environmentId, "thread", request.of, "--of")
+        const page = yield* views.timeline({ ...base, thread: of, turn: request.turn, descendants: request.descendants })
         if (page.items.length > 0 || paging.cursor !== undefined) return { view: "timeline", page } as const
         // An empty answer says where the records are, so nobody is left with "0 records".
         const everywhere = yield* views.threads({ caller: t.caller, everyThread: true, limit: 1000 })
@@ -157,8 +181,10 @@ export const view = Effect.fn("History.view")(function*(target: HistoryTarget, p
       }
       case "turn":
         return { view: "turn", page: yield* views.turn({ ...base, turn: request.turn }) } as const
-      case "diff":
-        return { view: "diff", page: yield* views.diff({ ...base, target: request.target, maxLines: request.maxLines }) } as const
+      case "diff": {
+        const target = yield* diffTarget(t.environmentId, request.target)
+        return { view: "diff", page: yield* views.diff({ ...base, target, maxLines: request.maxLines }) } as const
+      }
       case "file":
         return {
           view: "file",
@@ -169,7 +195,7 @@ export const view = Effect.fn("History.view")(function*(target: HistoryTarget, p
     Effect.provide(HistoryViews.layerWithStore(t.db, { environmentId: t.environmentId, root: t.root })),
     Effect.mapError(toHistoryCommandError("read"))
   )
-})
+}
 
 // -------------------------------------------------------------------------------------
 // rendering
@@ -261,16 +287,17 @@ const describeDiffFile = (gaps: boolean) => (f: RecordDiffFile): string => {
 }
 
 /**
- * Human text of a page: one line per item, then coverage, caps and the next cursor.
+ * Human text of a page: one line per item (ids shortened), then coverage, caps and the next cursor.
  *
  * @category combinators
  * @since 0.1.0
  */
 export const renderText = (result: ViewAnswer): string => {
+  const ids = result.ids ?? ShortIds.fullIds
   switch (result.view) {
     case "timeline":
       return (result.hint === undefined ? "" : `${result.hint}\n`) + result.page.items.map((r) =>
-        `#${r.commitOrdinal} ${r.committedAt} ${r.threadId}/${r.turnId} ${r.transactionId} ${r.exactness} ${r.outcome}` +
+        `#${r.commitOrdinal} ${r.committedAt} ${ids.short(r.threadId)}/${r.turnId} ${ids.short(r.transactionId)} ${r.exactness} ${r.outcome}` +
         ` [${r.provenance}]: ${changeList(r.changes)}\n`
       ).join("") + footer(result.page, true)
     case "turn":
@@ -281,26 +308,26 @@ export const renderText = (result: ViewAnswer): string => {
       return result.page.items.map(describeDiffFile(result.page.coverage.gaps > 0)).join("") + footer(result.page)
     case "file":
       return result.page.items.map((i) =>
-        `#${i.commitOrdinal} ${i.committedAt} ${i.threadId}/${i.turnId} ${i.recordId} ${letter(i.change.kind)} ` +
+        `#${i.commitOrdinal} ${i.committedAt} ${ids.short(i.threadId)}/${i.turnId} ${ids.short(i.recordId)} ${letter(i.change.kind)} ` +
         `${i.change.moveFrom === undefined ? "" : `${i.change.moveFrom} -> `}${i.change.path} ${i.exactness} ${i.outcome} [${i.provenance}]` +
         `${i.outcome !== "gap" && replacedExistingFile(i.change) ? ` (${REPLACED})` : ""}\n`
       ).join("") + footer(result.page, true)
     case "threads":
-      return threadsText(result.page, result.origins ?? new Map())
+      return threadsText(result.page, result.origins ?? new Map(), ids)
   }
 }
 
-const originText = (o: ThreadOrigin | undefined): string =>
+const originText = (o: ThreadOrigin | undefined, ids: ShortIds.ShortIds): string =>
   o === undefined
     ? ""
-    : `  made by run ${o.runId}${o.childId === undefined ? "" : ` (child ${o.childId})`}${o.agentId === undefined ? "" : `, started by agent ${o.agentId}`}`
+    : `  made by run ${ids.short(o.runId)}${o.childId === undefined ? "" : ` (child ${o.childId})`}${o.agentId === undefined ? "" : `, started by agent ${o.agentId}`}`
 
 /** One line per thread: id, parent, records, first and last record time, and who made it. */
-const threadsText = (page: ThreadsPage, origins: ReadonlyMap<string, ThreadOrigin>): string => {
+const threadsText = (page: ThreadsPage, origins: ReadonlyMap<string, ThreadOrigin>, ids: ShortIds.ShortIds): string => {
   if (page.items.length === 0) return "no threads yet: forkjoin apply, forkjoin run and forkjoin agent write records\n"
   const lines = page.items.map((t) =>
-    `${t.threadId}  parent ${t.parentThreadId ?? "-"}  ${t.records} record(s)` +
-    `${t.firstRecordAt === null ? "" : `  ${t.firstRecordAt} .. ${t.lastRecordAt}`}${originText(origins.get(t.threadId))}`
+    `${ids.short(t.threadId)}  parent ${t.parentThreadId === null ? "-" : ids.short(t.parentThreadId)}  ${t.records} record(s)` +
+    `${t.firstRecordAt === null ? "" : `  ${t.firstRecordAt} .. ${t.lastRecordAt}`}${originText(origins.get(t.threadId), ids)}`
   )
   if (page.truncated) lines.push(`truncated: a cap was applied (max ${page.caps.maxBytes} bytes)`)
   if (page.nextCursor !== null) lines.push(`more: --cursor ${page.nextCursor}`)

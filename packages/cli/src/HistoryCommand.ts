@@ -86,7 +86,8 @@ const runView = (name: string, input: Common, request: HistoryModule.ViewRequest
       limit: Option.getOrUndefined(input.limit),
       maxBytes: Option.getOrUndefined(input.maxBytes)
     },
-    request
+    request,
+    !input.json
   ).pipe(
     Effect.flatMap((result) => writeStdout(input.json ? History.renderJson(result) : History.renderText(result))),
     failWith(name, input.json)
@@ -98,7 +99,7 @@ const timeline = Command.make(
     ...common,
     of: Flag.String("of").pipe(
       Flag.withMetavar("THREAD"),
-      Flag.withDescription("Whose timeline: one thread (see 'history threads'); default every thread, or the --thread's"),
+      Flag.withDescription("Whose timeline: one thread (see 'history threads'; its id whole or shortened); default every thread, or the --thread's"),
       Flag.optional
     ),
     turn: Flag.String("turn").pipe(
@@ -156,7 +157,8 @@ const diff = Command.make(
     ...common,
     record: Argument.String("RECORD").pipe(
       Argument.withDescription(
-        "A record id, a transaction id (all its records, in commit order) or #N, the commit ordinal the timeline shows"
+        "A record id, a transaction id (all its records, in commit order) or #N, the commit ordinal the timeline shows; " +
+          "ids whole or shortened as the timeline shows them"
       )
     ),
     maxLines: Flag.Int("max-lines").pipe(

@@ -19,7 +19,7 @@ import { writeStdout } from "./internal/output.ts"
 export const resolve = Command.make(
   "resolve",
   {
-    conflictId: Argument.String("CONFLICT_ID").pipe(Argument.withDescription("The conflict, as 'forkjoin conflicts' lists it (<run-id>/<task-id>:<path>)")),
+    conflictId: Argument.String("CONFLICT_ID").pipe(Argument.withDescription("The conflict, as 'forkjoin conflicts' lists it (<run-id>/<task-id>:<path>, the run id whole or shortened)")),
     apply: Flag.Boolean("apply").pipe(Flag.withDescription("Take the child's side of the conflicting lines onto the file as it is now (a binary, deleted, added or moved file: the child's whole version, only if the file is still what the join saw)"), Flag.withDefault(false)),
     discard: Flag.Boolean("discard").pipe(Flag.withDescription("Keep the live file; drop the child's change to this path"), Flag.withDefault(false)),
     content: Flag.String("content").pipe(Flag.withMetavar("FILE"), Flag.withDescription("Write FILE's bytes as the merged result"), Flag.optional),
@@ -43,7 +43,8 @@ export const resolve = Command.make(
       })
       yield* writeStdout(input.json ? Conflicts.renderResolveJson(r) : Conflicts.renderResolveText(r))
     },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError"], reportFailure("resolve", input.json))
+    (effect, input) =>
+      Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError", "HistoryCommandError"], reportFailure("resolve", input.json))
   )
 ).pipe(
   Command.withDescription(

@@ -1,20 +1,24 @@
 /**
- * `forkjoin rollback TRANSACTION_ID`: undoes one transaction (a child's merge, a patch, a
- * conflict resolution) through the engine, refusing with `rollback_drift` when a path changed
- * since; what the startup repair of its engine did is said first, on stderr and in `--json`.
- * The flags are in `RollbackCommand.ts`.
+ * `forkjoin rollback TARGET`: undoes one transaction (a child's merge, a patch, a conflict
+ * resolution) through the engine, refusing with `rollback_drift` when a path changed since;
+ * what the startup repair of its engine did is said first, on stderr and in `--json`. TARGET is
+ * a transaction id, a record id (its transaction) or `#N` (the record with commit ordinal N),
+ * each id whole or shortened as text output shows it. The flags are in `RollbackCommand.ts`.
  *
  * @since 0.1.0
  */
-import type { RepairOutcome } from "@forkjoin/engine/Engine"
+import { Engine, type RepairOutcome } from "@forkjoin/engine/Engine"
+import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { ordinalOf } from "@forkjoin/history/ViewRequests"
 import * as OrchestratorRollback from "@forkjoin/orchestrator/Rollback"
 import { type ThreadId, TransactionId } from "@forkjoin/schema/Ids"
 import type { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
 import { PatchHistoryRecord as RecordSchema } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { UsageError } from "./internal/errors.ts"
+import { HistoryCommandError, toHistoryCommandError, UsageError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
+import * as ShortIds from "./internal/shortIds.ts"
 import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 import { repairsField, withRepairs } from "./Repair.ts"
 
@@ -25,6 +29,7 @@ import { repairsField, withRepairs } from "./Repair.ts"
  * @since 0.1.0
  */
 export interface RollbackRequest {
+  /** A transaction id, a record id or `#N`, whole or shortened. */
   readonly transactionId: string
   readonly workspace: string
   readonly db?: string | undefined
@@ -40,7 +45,39 @@ export interface RollbackRequest {
 export interface RollbackResult {
   readonly record: PatchHistoryRecord
   readonly repairs: ReadonlyArray<RepairOutcome>
+  /** The ids for text output. */
+  readonly ids: ShortIds.ShortIds
 }
+
+/**
+ * The transaction `target` names: `#N`'s record's, a record id's (whole or shortened), else the
+ * transaction id it is or shortens. A `#N` no record has is `not_found`.
+ */
+const transactionNamed = (target: string) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const ordinal = ordinalOf(target)
+    if (ordinal !== undefined) {
+      const history = yield* HistoryStore
+      const [record] = yield* history.recordsAfter(engine.environmentId, ordinal - 1, 1).pipe(Effect.mapError(toHistoryCommandError("read")))
+      if (record === undefined || record.commitOrdinal !== ordinal) {
+        return yield* new HistoryCommandError({
+          code: "not_found",
+          message: `no record ${target} in this workspace's history; 'forkjoin history timeline' lists the records with their #N`
+        })
+      }
+      return record.transactionId
+    }
+    const ids = yield* ShortIds.load(engine.environmentId).pipe(Effect.mapError(toHistoryCommandError("read")))
+    const recordId = yield* ShortIds.expand(ids, "record", target, "TARGET")
+    const ofRecord = ids.sets.transactionOf.get(recordId)
+    const named = ofRecord ?? (yield* ShortIds.expand(ids, "transaction", target, "TARGET"))
+    return yield* Schema.decodeUnknownEffect(TransactionId)(named).pipe(
+      Effect.mapError((e) =>
+        new UsageError({ message: `TARGET: ${e.message}; give a transaction id, a record id or #N ('forkjoin history timeline' lists them)`, cause: e })
+      )
+    )
+  })
 
 /**
  * Rolls the transaction back and returns the rollback's record.
@@ -49,16 +86,18 @@ export interface RollbackResult {
  * @since 0.1.0
  */
 export const rollback = Effect.fn("Rollback.rollback")(function*(request: RollbackRequest) {
-  const transactionId = yield* Schema.decodeUnknownEffect(TransactionId)(request.transactionId).pipe(
-    Effect.mapError((e) => new UsageError({ message: `TRANSACTION_ID: ${e.message}`, cause: e }))
-  )
   const root = yield* resolveWorkspace(request.workspace)
-  const [record, repairs] = yield* withRepairs(
+  const [[record, ids], repairs] = yield* withRepairs(
     root,
     request.db,
-    OrchestratorRollback.rollbackTransaction(transactionId, { threadId: request.threadId })
+    Effect.gen(function*() {
+      const transactionId = yield* transactionNamed(request.transactionId)
+      const record = yield* OrchestratorRollback.rollbackTransaction(transactionId, { threadId: request.threadId })
+      const engine = yield* Engine
+      return [record, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
+    })
   ).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
-  return { record, repairs } satisfies RollbackResult
+  return { record, repairs, ids } satisfies RollbackResult
 })
 
 const encodeRecord = Schema.encodeSync(RecordSchema)
@@ -79,8 +118,8 @@ export const renderJson = ({ record, repairs }: RollbackResult): string =>
  * @category combinators
  * @since 0.1.0
  */
-export const renderText = ({ record }: RollbackResult): string =>
+export const renderText = ({ ids, record }: RollbackResult): string =>
   [
-    `Rolled back ${record.links.rollbackOf} as ${record.transactionId} (record #${record.commitOrdinal}):`,
+    `Rolled back ${ids.short(record.links.rollbackOf ?? "")} as ${ids.short(record.transactionId)} (record #${record.commitOrdinal}):`,
     ...record.changes.map((c) => `  ${c.kind} ${c.moveFrom === undefined ? "" : `${c.moveFrom} -> `}${c.path}`)
   ].join("\n") + "\n"

@@ -12,7 +12,7 @@ import { dbFlag, workspaceFlag } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
- * `forkjoin rollback TRANSACTION_ID --workspace DIR [--db FILE] [--thread ID] [--json]`.
+ * `forkjoin rollback TARGET --workspace DIR [--db FILE] [--thread ID] [--json]`.
  *
  * @category constructors
  * @since 0.1.0
@@ -20,8 +20,11 @@ import { writeStdout } from "./internal/output.ts"
 export const rollback = Command.make(
   "rollback",
   {
-    transactionId: Argument.String("TRANSACTION_ID").pipe(
-      Argument.withDescription("The transaction to undo, e.g. subagent_merge:<run-id>/<task-id> or patch:<uuid>")
+    transactionId: Argument.String("TARGET").pipe(
+      Argument.withDescription(
+        "What to undo: a transaction id (subagent_merge:<run-id>/<task-id>, patch:<uuid>, ...), a record id (its " +
+          "transaction) or #N (the record 'forkjoin history timeline' numbers N); ids whole or shortened as text output shows them"
+      )
     ),
     workspace: workspaceFlag(),
     db: dbFlag,
@@ -47,12 +50,15 @@ export const rollback = Command.make(
       })
       yield* writeStdout(input.json ? Rollback.renderJson(result) : Rollback.renderText(result))
     },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError"], reportFailure("rollback", input.json))
+    (effect, input) =>
+      Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError", "HistoryCommandError"], reportFailure("rollback", input.json))
   )
 ).pipe(
   Command.withDescription(
     "Undo exactly one transaction as a new one (rollback:<id>), restoring each path's earlier content through " +
-      "the engine. Refused with rollback_drift, nothing written, when a path changed after the transaction; the " +
+      "the engine. Name it by transaction id, by record id or by #N, the commit ordinal 'forkjoin history timeline' shows; " +
+      "an id may be shortened to a unique prefix of its hex part (an ambiguous one is refused with ambiguous_id, listing " +
+      "the candidates). Refused with rollback_drift, nothing written, when a path changed after the transaction; the " +
       "error names the paths and the later transaction. Exit 0 rolled back, 1 refused, 2 usage error."
   ),
   Command.withShortDescription("Undo one transaction (a child's merge, a patch, a resolution)")

@@ -2,12 +2,13 @@
  * `forkjoin run PLAN.json`: reads and validates a plan file (schemaVersion 1), runs its
  * children (mutating children stage into overlays and export changesets), joins them into the
  * workspace through the engine, applies the plan's resolutions and reports the merge. With
- * `--export-only` it stops after the children; `--resume RUN_ID` finishes an interrupted join.
+ * `--export-only` it stops after the children; `--resume RUN_ID` (whole or shortened) finishes an
+ * interrupted join. Text output shows ids shortened (`internal/shortIds.ts`), `--json` whole.
  * The flags are in `RunCommand.ts`, what a failure prints in `internal/errors.ts`.
  *
  * @since 0.1.0
  */
-import type { RepairOutcome } from "@forkjoin/engine/Engine"
+import { Engine, type RepairOutcome } from "@forkjoin/engine/Engine"
 import * as HostTools from "@forkjoin/drivers/HostTools"
 import * as Models from "@forkjoin/drivers/Models"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
@@ -29,6 +30,7 @@ import * as Colour from "./internal/colour.ts"
 import { RunFailed, UsageError } from "./internal/errors.ts"
 import { writeStderr } from "./internal/output.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
+import * as ShortIds from "./internal/shortIds.ts"
 import { engineLayer, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 import { repairsField, withRepairs } from "./Repair.ts"
 
@@ -93,6 +95,8 @@ export type RunResult =
     readonly _tag: "Joined"
     readonly outcome: OrchestratorRun.RunOutcome
     readonly repairs?: ReadonlyArray<RepairOutcome> | undefined
+    /** The ids for text output (default: whole). */
+    readonly ids?: ShortIds.ShortIds | undefined
   }
 
 /**
@@ -112,13 +116,20 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
   const root = yield* resolveWorkspace(request.workspace)
   const db = historyDbOf(root, request.db)
   if (request.resume !== undefined) {
-    const runId = yield* Schema.decodeUnknownEffect(MergeRunIdInput)(request.resume).pipe(
-      Effect.mapError((e) => new UsageError({ message: `--resume: ${e.message}`, cause: e }))
-    )
-    const [outcome, repairs] = yield* withRepairs(root, request.db, OrchestratorRun.resume(runId)).pipe(
-      Effect.provide(orchestratorLayer(root, db))
-    )
-    return { _tag: "Joined", outcome, repairs } satisfies RunResult
+    const resume = request.resume
+    const [[outcome, ids], repairs] = yield* withRepairs(
+      root,
+      request.db,
+      Effect.gen(function*() {
+        const engine = yield* Engine
+        const runId = yield* Schema.decodeUnknownEffect(MergeRunIdInput)(yield* ShortIds.expandIn(engine.environmentId, "run", resume, "--resume")).pipe(
+          Effect.mapError((e) => new UsageError({ message: `--resume: ${e.message}`, cause: e }))
+        )
+        const outcome = yield* OrchestratorRun.resume(runId)
+        return [outcome, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
+      })
+    ).pipe(Effect.provide(orchestratorLayer(root, db)))
+    return { _tag: "Joined", outcome, repairs, ids } satisfies RunResult
   }
   const planFile = request.planFile!
   const plan = yield* readPlan(planFile)
@@ -139,19 +150,23 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
     return { _tag: "Exported", result, repairs, gate } satisfies RunResult
   }
   const prompted = yield* promptDriverFor(root, plan, request.progress)
-  const [outcome, repairs] = yield* withRepairs(
+  const [[outcome, ids], repairs] = yield* withRepairs(
     root,
     request.db,
-    OrchestratorRun.runPlan(plan, {
-      planDirectory: path.dirname(path.resolve(planFile)),
-      callerThreadId: request.threadId,
-      ...(request.progress === undefined ? {} : { progress: request.progress })
-    }).pipe(withPromptDriver(prompted))
+    Effect.gen(function*() {
+      const outcome = yield* OrchestratorRun.runPlan(plan, {
+        planDirectory: path.dirname(path.resolve(planFile)),
+        callerThreadId: request.threadId,
+        ...(request.progress === undefined ? {} : { progress: request.progress })
+      }).pipe(withPromptDriver(prompted))
+      const engine = yield* Engine
+      return [outcome, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
+    })
   ).pipe(
     Effect.provide(orchestratorLayer(root, db))
   )
   yield* warnGate(outcome.run.gate)
-  return { _tag: "Joined", outcome, repairs } satisfies RunResult
+  return { _tag: "Joined", outcome, repairs, ids } satisfies RunResult
 })
 
 /**
@@ -243,8 +258,8 @@ const statusColour = (palette: Colour.Palette, status: string): string =>
 /**
  * Human output: export-only lists each child and its changeset entries; a run prints the
  * join table (child, status, detail; read-only children too, and each refused edit below its
- * child), the open conflicts with the command that resolves them,
- * and whether the run finished. The status column is coloured with `palette` (default: the
+ * child), the transaction that undoes a child's merge, the open conflicts with the command that
+ * resolves them, and whether the run finished, ids shortened (`result.ids`). The status column is coloured with `palette` (default: the
  * palette of stdout, colour only on a terminal without `NO_COLOR`).
  *
  * @category combinators
@@ -262,7 +277,10 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
     return lines.join("\n") + "\n"
   }
   const o = result.outcome
-  const lines = [`run ${o.runId}: ${o.run.status}`]
+  const ids = result.ids ?? ShortIds.fullIds
+  // A child's merge is `subagent_merge:<run-id>/<child>`: said once below, not on every row.
+  const mergeOf = (childId: string) => `subagent_merge:${o.runId}/${childId}`
+  const lines = [`run ${ids.short(o.runId)}: ${o.run.status}`]
   for (const r of o.results) {
     if (r.status !== "finished") lines.push(`  child ${r.id} ended ${r.status} after ${r.attempts} attempt(s)`)
   }
@@ -284,24 +302,34 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
       refusalLines(r?.refusals)
       continue
     }
+    const transaction = c.transactionId === undefined || c.transactionId === mergeOf(c.childId) ? undefined : ids.short(c.transactionId)
     const detail = c.conflictPaths !== undefined
       ? `conflicts: ${c.conflictPaths.join(", ")}`
       : c.autoMergedPaths !== undefined
-      ? `${c.transactionId} (merged: ${c.autoMergedPaths.join(", ")})`
+      ? transaction === undefined ? `merged: ${c.autoMergedPaths.join(", ")}` : `${transaction} (merged: ${c.autoMergedPaths.join(", ")})`
       : c.failedPath !== undefined
       ? `${c.failedPath}: ${c.reason ?? ""}`
       : LANDED.has(c.status)
-      ? c.transactionId ?? c.reason ?? ""
-      : c.reason ?? c.transactionId ?? ""
+      ? transaction ?? c.reason ?? ""
+      : c.reason ?? transaction ?? ""
     // Padded first: colour codes must not count towards the column width.
-    lines.push(`  ${pad(c.childId, width)} ${pad(c.status, 32).replace(c.status, statusColour(palette, c.status))}${detail}`)
+    lines.push(`  ${pad(c.childId, width)} ${pad(c.status, 32).replace(c.status, statusColour(palette, c.status))}${detail}`.trimEnd())
     refusalLines(c.refusals)
+  }
+  if (o.run.outcomes.some((c) => c.transactionId === mergeOf(c.childId))) {
+    lines.push(`undo a child's merge: forkjoin rollback ${ids.short(mergeOf("<child>"))}`)
   }
   const open = o.conflicts.filter((c) => c.status === "open")
   if (open.length > 0) {
     lines.push("open conflicts:")
-    for (const c of open) lines.push(`  ${c.conflictId} (${c.reason}): forkjoin resolve '${c.conflictId}' --apply|--discard|--content FILE`)
+    for (const c of open) lines.push(`  ${c.path} of ${c.childId} (${c.reason}): forkjoin resolve '${ids.short(c.conflictId)}' --apply|--discard|--content FILE`)
   }
-  lines.push(o.finish.ok ? palette.green("finished") : `${palette.red("not finished")}: ${o.finish.message}`)
+  // Blocked by the conflicts just listed: say what to do rather than list them again.
+  const blocked = !o.finish.ok && o.finish.code === "unresolved_subagent_conflicts" && open.length > 0
+  lines.push(
+    o.finish.ok
+      ? palette.green("finished")
+      : `${palette.red("not finished")}: ${blocked ? `resolve the open conflict${open.length === 1 ? "" : "s"} above` : ids.short(o.finish.message)}`
+  )
   return lines.join("\n") + "\n"
 }

@@ -30,7 +30,7 @@ export const run = Command.make(
     db: dbFlag,
     resume: Flag.String("resume").pipe(
       Flag.withMetavar("RUN_ID"),
-      Flag.withDescription("Finish the join of a run a crash interrupted ('forkjoin status' lists them); every child is applied at most once"),
+      Flag.withDescription("Finish the join of a run a crash interrupted ('forkjoin status' lists them; the id whole or shortened); every child is applied at most once"),
       Flag.optional
     ),
     thread: Flag.String("thread").pipe(
@@ -78,7 +78,7 @@ export const run = Command.make(
       const code = Run.exitCodeOf(result)
       if (code !== 0) return yield* new CommandExit({ exitCode: code })
     },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "RunFailed", "EngineError", "OrchestratorError", "AutonomyError"], reportFailure("run", input.json))
+    (effect, input) => Effect.catchTag(effect, ["UsageError", "RunFailed", "EngineError", "OrchestratorError", "AutonomyError", "HistoryCommandError"], reportFailure("run", input.json))
   )
 ).pipe(
   Command.withDescription(

@@ -29,8 +29,9 @@ export const runs = Command.make(
   Effect.fn("forkjoin.runs")(
     function*(input) {
       const Runs = yield* Effect.promise(() => import("./Runs.ts"))
-      const entries = yield* Runs.list({ workspace: input.workspace, db: Option.getOrUndefined(input.db) })
-      yield* writeStdout(input.json ? Runs.renderJson(entries) : Runs.renderText(entries))
+      const request = { workspace: input.workspace, db: Option.getOrUndefined(input.db) }
+      const entries = yield* Runs.list(request)
+      yield* writeStdout(input.json ? Runs.renderJson(entries) : Runs.renderText(entries, yield* Runs.displayIds(request)))
     },
     (effect, input) => Effect.catchTag(effect, ["UsageError", "HistoryCommandError"], reportFailure("runs", input.json))
   )

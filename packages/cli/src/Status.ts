@@ -15,6 +15,7 @@ import type { MergeRun } from "@forkjoin/schema/MergeRun"
 import * as Effect from "effect/Effect"
 import { toHistoryCommandError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
+import * as ShortIds from "./internal/shortIds.ts"
 import { historyDbOf, openWorkspace } from "./internal/workspace.ts"
 import { announceRepairs, reasonText, uncertainLine } from "./Repair.ts"
 
@@ -40,6 +41,8 @@ export interface StatusReport {
   readonly moved: { readonly from: string; readonly to: string } | undefined
   /** Set on the first open of a copy whose original is still in place: the original's path. */
   readonly copiedFrom: string | undefined
+  /** The ids for text output (default: whole). */
+  readonly ids?: ShortIds.ShortIds | undefined
 }
 
 /**
@@ -61,7 +64,8 @@ export const status = Effect.fn("Status.status")(function*(request: { readonly w
     }).pipe(Effect.mapError(toHistoryCommandError("read")))
     const uncertainOutcomes = yield* engine.uncertainOutcomes
     const historyResets = yield* engine.historyResets
-    return { root, db: request.db, interruptedRuns, openConflicts, uncertainOutcomes, historyResets, repairs, moved, copiedFrom } satisfies StatusReport
+    const ids = yield* ShortIds.loadForDisplay(engine.environmentId)
+    return { root, db: request.db, interruptedRuns, openConflicts, uncertainOutcomes, historyResets, repairs, moved, copiedFrom, ids } satisfies StatusReport
   }).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
 })
 
@@ -92,18 +96,19 @@ export const renderJson = (r: StatusReport): string =>
 
 /**
  * One line per item, with the command that deals with it ("Nothing needs attention." when
- * there is none), then one line per recorded history reset.
+ * there is none), then one line per recorded history reset; run and conflict ids shortened.
  *
  * @category combinators
  * @since 0.1.0
  */
 export const renderText = (r: StatusReport): string => {
   const lines: Array<string> = []
+  const ids = r.ids ?? ShortIds.fullIds
   for (const run of r.interruptedRuns) {
     const pending = run.outcomes.filter((o) => o.status === "pending").length
-    lines.push(`interrupted run ${run.runId} (${pending} child(ren) not joined yet): forkjoin run --resume ${run.runId}`)
+    lines.push(`interrupted run ${ids.short(run.runId)} (${pending} child(ren) not joined yet): forkjoin run --resume ${ids.short(run.runId)}`)
   }
-  for (const c of r.openConflicts) lines.push(`open conflict ${c.conflictId}: forkjoin resolve '${c.conflictId}' --apply|--discard|--content FILE`)
+  for (const c of r.openConflicts) lines.push(`open conflict: forkjoin resolve '${ids.short(c.conflictId)}' --apply|--discard|--content FILE`)
   for (const u of r.uncertainOutcomes) lines.push(uncertainLine(u, r.root, r.db))
   if (lines.length === 0) lines.push("Nothing needs attention.")
   for (const reset of r.historyResets) {

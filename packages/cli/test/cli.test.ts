@@ -13,6 +13,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   BIN,
+  appliedSummary,
   buildCli,
   defaultDb,
   findEntries,
@@ -140,7 +141,7 @@ describe("forkjoin apply: success", () => {
     const r = runCli(["apply", path.join(dir, "p.patch"), "--workspace", ws])
     expect(r.stderr).toBe("")
     expect(r.status).toBe(0)
-    expect(r.stdout).toBe("Success. Updated the following files:\nA new/b.txt\nM a.txt\n")
+    expect(appliedSummary(r.stdout)).toBe("Success. Updated the following files:\nA new/b.txt\nM a.txt\n")
     expect(fs.readFileSync(path.join(ws, "a.txt"), "utf8")).toBe("hello\nthere\n")
     expect(fs.readFileSync(path.join(ws, "new/b.txt"), "utf8")).toBe("bee\n")
     // No staging leftovers; forkjoin's own files stay under .forkjoin/.
@@ -154,7 +155,7 @@ describe("forkjoin apply: success", () => {
       writeTree(ws, { "a.txt": "hello\nworld\n" })
       const r = runCli(["apply", ...args, "--workspace", ws], { stdin: ADD_AND_UPDATE })
       expect(r.status).toBe(0)
-      expect(r.stdout).toBe("Success. Updated the following files:\nA new/b.txt\nM a.txt\n")
+      expect(appliedSummary(r.stdout)).toBe("Success. Updated the following files:\nA new/b.txt\nM a.txt\n")
       expect(fs.readFileSync(path.join(ws, "a.txt"), "utf8")).toBe("hello\nthere\n")
     }
   })
@@ -226,7 +227,7 @@ describe("forkjoin apply: success", () => {
     })
     expect(r.stderr).toBe("")
     expect(r.status).toBe(0)
-    expect(r.stdout).toBe("Success. Updated the following files:\nA new/b.txt\nM a.txt\nD gone.txt\n")
+    expect(appliedSummary(r.stdout)).toBe("Success. Updated the following files:\nA new/b.txt\nM a.txt\nD gone.txt\n")
   })
 
   it("moves a file, keeping its permission bits", () => {
@@ -454,7 +455,7 @@ describe("forkjoin apply: patch history", () => {
       stdin: patch("*** Add File: x.txt", "+x")
     })
     expect(r.status).toBe(0)
-    expect(r.stdout).toBe("Success. Updated the following files:\nA x.txt\n")
+    expect(appliedSummary(r.stdout)).toBe("Success. Updated the following files:\nA x.txt\n")
     const { records } = readHistory(defaultDb(ws))
     expect(records).toHaveLength(1)
     expect(decodeRecord(records[0])).toMatchObject({

@@ -71,6 +71,15 @@ export const runCliAsync = (args: ReadonlyArray<string>, env: Record<string, str
     child.on("close", (status) => resolve({ status, stdout, stderr }))
   })
 
+/**
+ * `forkjoin apply`'s text output without its last line, `undo: forkjoin rollback patch:<8 hex>`
+ * (the transaction shortened); "(no undo line)" is appended when that line is missing.
+ */
+export const appliedSummary = (stdout: string): string => {
+  const undo = /undo: forkjoin rollback patch:[0-9a-f]{8}\n$/.exec(stdout)
+  return undo === null ? `${stdout}(no undo line)` : stdout.slice(0, undo.index)
+}
+
 /** A command's stdout as exactly one JSON line, parsed (the `--json` contract). */
 export const json = (stdout: string): any => {
   const lines = stdout.trimEnd().split("\n")

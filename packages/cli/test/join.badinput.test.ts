@@ -207,7 +207,7 @@ describe("rollback and resolve of what does not exist", () => {
     const bad = runCli(["rollback", "no spaces allowed", "--workspace", c.ws, "--json"])
     expect(bad.status).toBe(2)
     expect(bad.stdout).toBe("")
-    expect(bad.stderr).toMatch(/TRANSACTION_ID/)
+    expect(bad.stderr).toMatch(/TARGET/)
     const both = runCli(["resolve", "run-x/t:m/a.txt", "--apply", "--discard", "--workspace", c.ws, "--json"])
     expect(both.status).toBe(2)
     expect(both.stderr).toMatch(/exactly one of --apply, --discard or --content/)

@@ -87,8 +87,10 @@ describe("finding records", () => {
 
     const text = runCli(["history", "threads", "--workspace", ws])
     expect(text.stdout).toMatch(/^side {2}parent - {2}1 record\(s\)/m)
-    expect(text.stdout).toContain(`${runId}/edit-a  parent ${runId}  1 record(s)`)
-    expect(text.stdout).toContain(`made by run ${runId} (child edit-a)`)
+    // Text output shortens the run id's UUID to its first 8 characters.
+    const shortRun = runId.slice(0, "run-".length + 8)
+    expect(text.stdout).toContain(`${shortRun}/edit-a  parent ${shortRun}  1 record(s)`)
+    expect(text.stdout).toContain(`made by run ${shortRun} (child edit-a)`)
     // --thread scopes the listing too.
     const scoped = json(runCli(["history", "threads", "--workspace", ws, "--thread", "side", "--json"]).stdout)
     expect(scoped.items.map((t: any) => t.threadId)).toEqual(["side"])
@@ -104,7 +106,7 @@ describe("finding records", () => {
     expect(out.runs[0].run).toMatchObject({ runId, status: "applied", callerThreadId: "cli" })
     expect(out.runs[0].run.outcomes.map((o: any) => [o.childId, o.status])).toEqual([["edit-a", "applied"], ["edit-b", "applied"]])
     const text = runCli(["runs", "--workspace", ws])
-    expect(text.stdout).toMatch(new RegExp(`^${runId} {2}applied {2}\\S+ {2}started by thread cli {2}2 child\\(ren\\)\\n {4}edit-a applied, edit-b applied\\n`))
+    expect(text.stdout).toMatch(new RegExp(`^${runId.slice(0, "run-".length + 8)} {2}applied {2}\\S+ {2}started by thread cli {2}2 child\\(ren\\)\\n {4}edit-a applied, edit-b applied\\n`))
   })
 
   it("an empty workspace: the timeline and runs say what writes records", () => {

@@ -152,7 +152,8 @@ describe("every command that ran a startup repair says so", () => {
     crash(ws)
     const text = runCli(["rollback", two, "--workspace", ws])
     expect(text.status, text.stderr).toBe(0)
-    expect(text.stdout).toContain(`Rolled back ${two}`)
+    // Text output shortens the UUID to its first 8 characters.
+    expect(text.stdout).toContain(`Rolled back ${two.slice(0, "patch:".length + 8)} `)
     expect(text.stderr).toMatch(/^forkjoin: repaired after a crash: restored patch:/)
     expectUndone(ws)
     expect(fs.existsSync(path.join(ws, "two.txt"))).toBe(false)

@@ -70,7 +70,9 @@ describe("refused edits at the join", () => {
     expect(textAt(c.ws, "src/api/a.ts")).toBe("A\n")
     const text = runText(makeCase(FILES, planOf([retried])))
     expect(text.status, text.stderr).toBe(0)
-    expect(text.stdout).toMatch(/^ {2}retry +applied +subagent_merge:\S+\/retry\n +refused: apply_patch src\/api\/a\.ts \(context_not_found, step 1\)$/m)
+    // A child's merge transaction is named once, below the table, not on its row.
+    expect(text.stdout).toMatch(/^ {2}retry +applied\n +refused: apply_patch src\/api\/a\.ts \(context_not_found, step 1\)$/m)
+    expect(text.stdout).toMatch(/^undo a child's merge: forkjoin rollback subagent_merge:run-[0-9a-f]{8}\/<child>$/m)
   })
 
   it("the text table lists read-only children", () => {
@@ -81,7 +83,7 @@ describe("refused edits at the join", () => {
     const r = runText(c)
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^ {2}look +read_only +finished \(2 actions\), nothing to join$/m)
-    expect(r.stdout).toMatch(/^ {2}web +applied +subagent_merge:/m)
+    expect(r.stdout).toMatch(/^ {2}web +applied$/m)
     // Task order: the read-only child first.
     expect(r.stdout.indexOf("  look")).toBeLessThan(r.stdout.indexOf("  web"))
   })

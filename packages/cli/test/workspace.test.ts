@@ -63,11 +63,13 @@ describe("a moved workspace keeps its history", () => {
     expect(second.stderr).not.toMatch(MOVED)
     expect(second.json.moved).toBeUndefined()
 
+    // Text output shortens the run id's UUID to its first 8 characters.
+    const shortId = conflictId.replace(/^(run-[0-9a-f]{8})[0-9a-f-]{28}/, "$1")
     const conflicts = runCli(["conflicts", "--workspace", moved])
     expect(conflicts.status).toBe(0)
-    expect(conflicts.stdout).toContain(conflictId)
+    expect(conflicts.stdout).toContain(shortId)
     const text = runCli(["status", "--workspace", moved])
-    expect(text.stdout).toContain(`open conflict ${conflictId}`)
+    expect(text.stdout).toContain(`open conflict: forkjoin resolve '${shortId}'`)
     expect(text.stdout).not.toContain("Nothing needs attention")
 
     const timeline = JSON.parse(runCli(["history", "timeline", "--workspace", moved, "--json"]).stdout)

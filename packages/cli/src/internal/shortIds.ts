@@ -1,0 +1,268 @@
+/**
+ * Short ids, as git abbreviates hashes: in text output every UUID inside a run, transaction,
+ * conflict, record or thread id is cut to its shortest prefix (at least `MIN_SHOWN` characters) that no
+ * other UUID of the workspace's history shares, so `subagent_merge:run-<uuid>/docs` reads
+ * `subagent_merge:run-a51f3e80/docs`. Commands taking an id accept that form (any prefix of at
+ * least `MIN_TYPED` characters of each UUID) and expand it to the one id it names; a prefix
+ * naming several is refused with `ambiguous_id` and the candidates. `--json` keeps full ids.
+ *
+ * Reads only: the ids come from the history database through the `Sqlite` service.
+ */
+import type { StoreError } from "@forkjoin/history/HistoryStore"
+import { Sqlite } from "@forkjoin/history/Sqlite"
+import type { EnvironmentId } from "@forkjoin/schema/Ids"
+import * as Effect from "effect/Effect"
+import { HistoryCommandError, toHistoryCommandError } from "./errors.ts"
+
+/** The fewest characters of a UUID text output shows: its first group, as in `run-a51f3e80`. */
+export const MIN_SHOWN = 8
+
+/** The fewest characters of a UUID an id typed on the command line may keep (git's minimum). */
+export const MIN_TYPED = 4
+
+/** Which ids a command argument names. */
+export type IdKind = "run" | "transaction" | "conflict" | "record" | "thread"
+
+const KIND_NAMES: Record<IdKind, string> = {
+  run: "runs",
+  transaction: "transactions",
+  conflict: "conflicts",
+  record: "records",
+  thread: "threads"
+}
+
+/**
+ * The ids of a workspace's history, by kind, and each record's transaction.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface IdSets {
+  readonly run: ReadonlyArray<string>
+  readonly transaction: ReadonlyArray<string>
+  readonly conflict: ReadonlyArray<string>
+  readonly record: ReadonlyArray<string>
+  /** The threads with records, and each run's own thread (its run id). */
+  readonly thread: ReadonlyArray<string>
+  /** Record id to its transaction id. */
+  readonly transactionOf: ReadonlyMap<string, string>
+}
+
+/**
+ * What an id typed on the command line names among the ids of its kind.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Match =
+  | { readonly _tag: "Unique"; readonly id: string }
+  | { readonly _tag: "Ambiguous"; readonly candidates: ReadonlyArray<string> }
+  | { readonly _tag: "None" }
+
+/**
+ * Abbreviates ids for text output and expands typed abbreviations (see the module doc).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ShortIds {
+  /** `id` with each UUID in it cut to its shortest unique prefix. */
+  readonly short: (id: string) => string
+  /** The one id of `kind` that `input` is or abbreviates, if any. */
+  readonly match: (kind: IdKind, input: string) => Match
+  readonly sets: IdSets
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
+
+type Part = { readonly uuid: boolean; readonly text: string }
+
+/** An id as its literal text and the UUIDs inside it. */
+const partsOf = (id: string): ReadonlyArray<Part> => {
+  const parts: Array<Part> = []
+  let at = 0
+  for (const m of id.matchAll(UUID)) {
+    if (m.index > at) parts.push({ uuid: false, text: id.slice(at, m.index) })
+    parts.push({ uuid: true, text: m[0] })
+    at = m.index + m[0].length
+  }
+  if (at < id.length) parts.push({ uuid: false, text: id.slice(at) })
+  return parts
+}
+
+/**
+ * True when `input` is `parts` with each UUID cut to a prefix of at least `MIN_TYPED`
+ * characters (the literal text unchanged); tries shorter cuts when a longer one does not fit.
+ */
+const abbreviates = (input: string, parts: ReadonlyArray<Part>, i: number, pos: number): boolean => {
+  const part = parts[i]
+  if (part === undefined) return pos === input.length
+  if (!part.uuid) return input.startsWith(part.text, pos) && abbreviates(input, parts, i + 1, pos + part.text.length)
+  let same = 0
+  while (same < part.text.length && input[pos + same] === part.text[same]) same++
+  for (let n = same; n >= MIN_TYPED; n--) {
+    if (abbreviates(input, parts, i + 1, pos + n)) return true
+  }
+  return false
+}
+
+const commonPrefix = (a: string | undefined, b: string): number => {
+  if (a === undefined) return 0
+  let n = 0
+  while (n < a.length && n < b.length && a[n] === b[n]) n++
+  return n
+}
+
+/** The first index of `sorted` whose value is not below `u`. */
+const lowerBound = (sorted: ReadonlyArray<string>, u: string): number => {
+  let lo = 0
+  let hi = sorted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (sorted[mid]! < u) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/**
+ * The short ids of `sets` (pure): a UUID is cut after the longest prefix it shares with any
+ * other UUID of any kind, plus one character, and never below `MIN_SHOWN`; one UUID therefore
+ * reads the same in every id that holds it (a run, its merges, its conflicts).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (sets: IdSets): ShortIds => {
+  const all = new Set<string>()
+  for (const ids of [sets.run, sets.transaction, sets.conflict, sets.record, sets.thread]) {
+    for (const id of ids) for (const m of id.matchAll(UUID)) all.add(m[0])
+  }
+  const sorted = [...all].sort()
+  const lengths = new Map<string, number>()
+  const lengthOf = (u: string): number => {
+    const known = lengths.get(u)
+    if (known !== undefined) return known
+    const at = lowerBound(sorted, u)
+    const next = sorted[at] === u ? sorted[at + 1] : sorted[at]
+    const shared = Math.max(commonPrefix(sorted[at - 1], u), next === undefined ? 0 : commonPrefix(next, u))
+    const length = Math.min(u.length, Math.max(MIN_SHOWN, shared + 1))
+    lengths.set(u, length)
+    return length
+  }
+  const short = (id: string): string => id.replace(UUID, (u) => u.slice(0, lengthOf(u)))
+  const match = (kind: IdKind, input: string): Match => {
+    const ids = sets[kind]
+    if (ids.includes(input)) return { _tag: "Unique", id: input }
+    const candidates = ids.filter((id) => abbreviates(input, partsOf(id), 0, 0))
+    return candidates.length === 0
+      ? { _tag: "None" }
+      : candidates.length === 1
+      ? { _tag: "Unique", id: candidates[0]! }
+      : { _tag: "Ambiguous", candidates }
+  }
+  return { short, match, sets }
+}
+
+/**
+ * Leaves every id whole and matches nothing: for text output when the history cannot be read.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const fullIds: ShortIds = {
+  ...make({ run: [], transaction: [], conflict: [], record: [], thread: [], transactionOf: new Map() }),
+  short: (id) => id
+}
+
+const TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('records', 'merge_runs', 'merge_conflicts')"
+// `instr(x, '')` is 1: the empty head reads every id.
+const RUNS = "SELECT run_id AS id FROM merge_runs WHERE environment_id = ? AND instr(run_id, ?) > 0"
+const CONFLICTS = "SELECT conflict_id AS id FROM merge_conflicts WHERE environment_id = ? AND instr(conflict_id, ?) > 0"
+const RECORDS = "SELECT record_id, transaction_id, thread_id FROM records " +
+  "WHERE environment_id = ? AND (instr(record_id, ?) > 0 OR instr(transaction_id, ?) > 0 OR instr(thread_id, ?) > 0)"
+
+type RecordIds = { readonly record_id: string; readonly transaction_id: string; readonly thread_id: string }
+
+/** The ids of the environment's history that hold one of `heads` (a table that does not exist yet holds none). */
+const read = (operation: string, environmentId: EnvironmentId, heads: ReadonlyArray<string>): Effect.Effect<ShortIds, StoreError, Sqlite> =>
+  Effect.flatMap(Sqlite, (sql) =>
+    sql.run(operation, (c) => {
+      const tables = new Set(c.all<{ readonly name: string }>(TABLES).map((t) => t.name))
+      const ids = (query: string, table: string) =>
+        tables.has(table) ? [...new Set(heads.flatMap((h) => c.all<{ readonly id: string }>(query, environmentId, h).map((r) => r.id)))] : []
+      const records = tables.has("records") ? heads.flatMap((h) => c.all<RecordIds>(RECORDS, environmentId, h, h, h)) : []
+      const runs = ids(RUNS, "merge_runs")
+      return make({
+        run: runs,
+        thread: [...new Set([...runs, ...records.map((r) => r.thread_id)])],
+        conflict: ids(CONFLICTS, "merge_conflicts"),
+        transaction: [...new Set(records.map((r) => r.transaction_id))],
+        record: [...new Set(records.map((r) => r.record_id))],
+        transactionOf: new Map(records.map((r) => [r.record_id, r.transaction_id]))
+      })
+    }))
+
+/**
+ * The ids of environment `environmentId`'s history.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const load = (environmentId: EnvironmentId): Effect.Effect<ShortIds, StoreError, Sqlite> => read("ShortIds.load", environmentId, [""])
+
+/**
+ * Like `load`, but only the ids whose UUIDs could share a shown prefix with a UUID of `shown`
+ * (they hold its first `MIN_SHOWN` characters): enough to shorten `shown` exactly as `load`
+ * would, without reading the whole history (`forkjoin apply` prints one id).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const loadAround = (environmentId: EnvironmentId, shown: string): Effect.Effect<ShortIds, StoreError, Sqlite> =>
+  read("ShortIds.loadAround", environmentId, [...new Set([...shown.matchAll(UUID)].map((m) => m[0].slice(0, MIN_SHOWN)))])
+
+/**
+ * The short ids for text output; when the history cannot be read, ids are shown whole.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const loadForDisplay = (environmentId: EnvironmentId): Effect.Effect<ShortIds, never, Sqlite> =>
+  Effect.orElseSucceed(load(environmentId), () => fullIds)
+
+/**
+ * The full id of `kind` that `input` names: itself when it names none (the command then says
+ * it was not found), the one it abbreviates, or `ambiguous_id` listing the candidates.
+ * `label` names the argument in the message (`TRANSACTION_ID`, `--run`).
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const expand = (ids: ShortIds, kind: IdKind, input: string, label: string): Effect.Effect<string, HistoryCommandError> => {
+  const m = ids.match(kind, input)
+  if (m._tag === "None") return Effect.succeed(input)
+  if (m._tag === "Unique") return Effect.succeed(m.id)
+  const shown = m.candidates.slice(0, 10)
+  return Effect.fail(
+    new HistoryCommandError({
+      code: "ambiguous_id",
+      message: `${label} '${input}' matches ${m.candidates.length} ${KIND_NAMES[kind]}: ${shown.join(", ")}` +
+        `${m.candidates.length > shown.length ? `, … and ${m.candidates.length - shown.length} more` : ""}; ` +
+        "give more characters of the id (text output shows each id's shortest unique form) or the full id"
+    })
+  )
+}
+
+/**
+ * `expand` after loading the ids (a history that cannot be read is `store_failed` or
+ * `history_unavailable`).
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const expandIn = (environmentId: EnvironmentId, kind: IdKind, input: string, label: string): Effect.Effect<string, HistoryCommandError, Sqlite> =>
+  load(environmentId).pipe(
+    Effect.mapError(toHistoryCommandError("read")),
+    Effect.flatMap((ids) => expand(ids, kind, input, label))
+  )

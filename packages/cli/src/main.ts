@@ -7,7 +7,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { CliConfig, Command, GlobalFlag } from "effect/cli"
+import { CliConfig, CliError, Command, GlobalFlag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import { agent } from "./AgentCommand.ts"
 import { agents } from "./AgentsCommand.ts"
@@ -18,7 +18,8 @@ import { config, gate, keygen } from "./GateCommand.ts"
 import { gc } from "./GcCommand.ts"
 import { history } from "./HistoryCommand.ts"
 import { mcp } from "./McpCommand.ts"
-import { presenter, processExitCode } from "./internal/errors.ts"
+import { processExitCode } from "./internal/errors.ts"
+import { layerPresenter, presentUsageErrors, unknownCommandInHelp, wantsJson } from "./internal/usage.ts"
 import { probe } from "./ProbeCommand.ts"
 import { repair } from "./RepairCommand.ts"
 import { resolve } from "./ResolveCommand.ts"
@@ -55,8 +56,20 @@ for (const stream of [process.stdout, process.stderr]) {
   })
 }
 
-Command.run(forkjoin, { version: VERSION }).pipe(
-  Effect.provide([presenter, cliConfig]),
+// What Command.run reads from Stdio on Node; usage errors choose text or JSON from it too.
+const argv = process.argv.slice(2)
+
+// effect/cli answers `--help` before it reports an unknown command, with the help of the last
+// command it knew (exit 0): report the unknown command instead, as without --help (exit 2).
+const unknown = unknownCommandInHelp(forkjoin, argv)
+const program = unknown === undefined
+  ? Command.run(forkjoin, { version: VERSION })
+  : presentUsageErrors(unknown.commandPath, [unknown.error], wantsJson(argv)).pipe(
+    Effect.andThen(Effect.fail(new CliError.ShowHelp({ commandPath: unknown.commandPath, errors: [unknown.error] })))
+  )
+
+program.pipe(
+  Effect.provide([layerPresenter(argv), cliConfig]),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({
     // Set `process.exitCode` instead of letting runMain call `process.exit`, which can cut off

@@ -403,12 +403,12 @@ describe("forkjoin apply and repair: usage errors (exit 2, nothing on stdout)", 
     ["unknown flag", ["apply", patchFile, "--workspace", ws, "--frobnicate"], /--frobnicate/],
     ["bad --profile", ["apply", patchFile, "--workspace", ws, "--profile", "yolo"], /--profile/],
     ["empty --thread", ["apply", patchFile, "--workspace", ws, "--thread", ""], /request_invalid: .*"" is refused \(it is empty\)/],
-    ["--turn with a control character", ["apply", patchFile, "--workspace", ws, "--turn", "a\u0001b", "--json"], /request_invalid: .*it contains "\\u0001"/],
+    ["--turn with a control character", ["apply", patchFile, "--workspace", ws, "--turn", "a\u0001b"], /request_invalid: .*it contains "\\u0001"/],
     ["--thread padded with whitespace", ["apply", patchFile, "--workspace", ws, "--thread", " t"], /request_invalid: .*it contains " "/],
-    ["unreadable patch file", ["apply", path.join(dir, "missing.patch"), "--workspace", ws, "--json"], /missing\.patch/],
+    ["unreadable patch file", ["apply", path.join(dir, "missing.patch"), "--workspace", ws], /missing\.patch/],
     ["missing workspace directory", ["apply", patchFile, "--workspace", path.join(dir, "nope")], /nope/],
     ["repair: unknown flag", ["repair", "--workspace", ws, "--frobnicate"], /--frobnicate/],
-    ["repair: missing workspace directory", ["repair", "--workspace", path.join(dir, "nope"), "--json"], /nope/]
+    ["repair: missing workspace directory", ["repair", "--workspace", path.join(dir, "nope")], /nope/]
   ])("%s", (_name, args, mentions) => {
     const r = runCli(args)
     expect(r.status).toBe(2)

@@ -108,11 +108,16 @@ describe("failureOutput", () => {
     })
   })
 
-  it("a usage error: exit 2 and a help hint on stderr, never JSON", () => {
-    assert.deepStrictEqual(failureOutput(new UsageError({ message: "no patch" }), { command: "history ingest", json: true }), {
+  it("a usage error: exit 2 and a help hint on stderr; with --json the usage_invalid line", () => {
+    assert.deepStrictEqual(failureOutput(new UsageError({ message: "no patch" }), { command: "history ingest", json: false }), {
       exitCode: 2,
       stdout: "",
       stderr: "error: no patch\nRun 'forkjoin history ingest --help' for usage.\n"
+    })
+    assert.deepStrictEqual(failureOutput(new UsageError({ message: "no patch" }), { command: "history ingest", json: true }), {
+      exitCode: 2,
+      stdout: "{\"ok\":false,\"error\":{\"code\":\"usage_invalid\",\"stage\":1,\"stageName\":\"normalize\",\"paths\":[],\"message\":\"no patch. Run 'forkjoin history ingest --help' for usage.\",\"command\":\"forkjoin history ingest\"}}\n",
+      stderr: ""
     })
   })
 

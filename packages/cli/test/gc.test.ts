@@ -199,7 +199,7 @@ describe("forkjoin gc", () => {
     expect(again.stdout).toBe(`kept ${blocked.runId}: open conflicts need it; 'forkjoin conflicts --run ${blocked.runId}' lists them\nNothing to remove: no finished run older than 24h.\n`)
   })
 
-  it("a workspace without runs has nothing to remove; a bad --older-than is a usage error (exit 2, nothing on stdout)", () => {
+  it("a workspace without runs has nothing to remove; a bad --older-than is a usage error (exit 2, the usage_invalid line with --json)", () => {
     const c = makeCase(FILES, disjoint)
     const empty = json(["gc", "--workspace", c.ws])
     expect(empty.status, empty.stderr).toBe(0)
@@ -210,8 +210,10 @@ describe("forkjoin gc", () => {
     for (const bad of ["7", "7x", "1.5h", "7 d", "d", "99999999999999d"]) {
       const r = runCli(["gc", "--workspace", c.ws, "--older-than", bad, "--json"])
       expect(r.status, bad).toBe(2)
-      expect(r.stdout).toBe("")
-      expect(r.stderr).toContain(`--older-than: '${bad}' is not an age like 30m, 24h or 7d`)
+      expect(r.stderr).toBe("")
+      const { error } = JSON.parse(r.stdout)
+      expect(error.code).toBe("usage_invalid")
+      expect(error.message).toContain(`--older-than: '${bad}' is not an age like 30m, 24h or 7d`)
     }
     // Nothing was removed by the refused invocations.
     expect(fs.readdirSync(runsDir(c.ws))).toEqual([exported.runId])
@@ -259,6 +261,6 @@ describe("forkjoin gc", () => {
     expect(again.stdout).toContain("No snapshot to prune: none is used only by records older than 0s.")
     const bad = runCli(["gc", "--workspace", c.ws, "--prune-snapshots-older-than", "soon", "--json"])
     expect(bad.status).toBe(2)
-    expect(bad.stderr).toContain("--prune-snapshots-older-than: 'soon' is not an age like 30m, 24h or 7d")
+    expect(JSON.parse(bad.stdout).error.message).toContain("--prune-snapshots-older-than: 'soon' is not an age like 30m, 24h or 7d")
   })
 })

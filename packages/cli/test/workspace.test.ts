@@ -219,10 +219,12 @@ describe("ids follow one rule", () => {
     for (const flag of ["--thread", "--turn"]) {
       const r = runCli(["apply", "--workspace", ws, flag, id, "--json"], { stdin: add })
       expect(r.status).toBe(2)
-      expect(r.stdout).toBe("")
-      expect(r.stderr).toContain("request_invalid")
-      expect(r.stderr).toContain(`the id ${JSON.stringify(id)} is refused (${problem})`)
-      expect(r.stderr).toContain("ids are 1-256 characters of letters, digits and _ . - : /")
+      // With --json the refusal is the one JSON line on stdout.
+      expect(r.stderr).toBe("")
+      const { error } = JSON.parse(r.stdout)
+      expect(error.code).toBe("request_invalid")
+      expect(error.message).toContain(`the id ${JSON.stringify(id)} is refused (${problem})`)
+      expect(error.message).toContain("ids are 1-256 characters of letters, digits and _ . - : /")
     }
     expect(snapshotTree(ws)).toEqual({})
   })

@@ -1,6 +1,6 @@
 /**
  * The CLI's failures and the one place that turns any of them into what the process prints
- * and its exit code: usage errors (exit 2, stderr only), engine rejections (exit 1, the
+ * and its exit code: usage errors (exit 2; the `--json` line of `usage.ts`), engine rejections (exit 1, the
  * `--json` error body or `error[code] (stage name)` text), history command refusals and failed
  * runs. It also maps the lower layers' errors (`StoreError`, `ViewError`, `IngestError`,
  * `GitExportError`) onto those, keeping each one as the `cause`, and remembers what the startup
@@ -21,14 +21,14 @@ import type { OrchestratorError } from "@forkjoin/orchestrator/OrchestratorError
 import { type EngineError, type EngineErrorBody, stageNameOf, toBody } from "@forkjoin/schema/EngineError"
 import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Cause from "effect/Cause"
-import { CliError, CliOutput } from "effect/cli"
+import { CliError } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Colour from "./colour.ts"
-import { isIdFlagError } from "./flags.ts"
 import { CommandExit, EXIT_REJECTED, EXIT_USAGE, writeStderr, writeStdout } from "./output.ts"
+import { usageErrorLine } from "./usage.ts"
 
 // -------------------------------------------------------------------------------------
 // errors
@@ -224,9 +224,9 @@ export interface FailureOutput {
 }
 
 /**
- * The output of `error` raised by `forkjoin <command>`. A usage error never goes to stdout,
- * even with `--json` (like a flag error, the request was never made); neither does a failed
- * run, whose `--json` line is the run result only. A `--json` line carries `repairs` when
+ * The output of `error` raised by `forkjoin <command>`. With `--json` a usage error is the
+ * `usage_invalid` line a flag error also gets (exit 2); a failed run prints nothing on stdout,
+ * its `--json` line is the run result only. A `--json` line carries `repairs` when
  * any are given (the startup repair ran first). `palette` colours the stderr text's `error`
  * label (default none).
  *
@@ -247,11 +247,13 @@ export const failureOutput = (
     JSON.stringify({ ok: false, error: errorBody, ...repairsMember(options.repairs) }) + "\n"
   switch (error._tag) {
     case "UsageError":
-      return {
-        exitCode: EXIT_USAGE,
-        stdout: "",
-        stderr: `${red("error")}: ${error.message}\nRun 'forkjoin ${options.command} --help' for usage.\n`
-      }
+      return options.json
+        ? { exitCode: EXIT_USAGE, stdout: usageErrorLine({ command: `forkjoin ${options.command}`, messages: [error.message] }), stderr: "" }
+        : {
+          exitCode: EXIT_USAGE,
+          stdout: "",
+          stderr: `${red("error")}: ${error.message}\nRun 'forkjoin ${options.command} --help' for usage.\n`
+        }
     case "EngineError":
       return options.json
         ? { exitCode: EXIT_REJECTED, stdout: line(toBody(error)), stderr: "" }
@@ -310,25 +312,6 @@ export const reportFailure = (command: string, json: boolean) => (error: Command
 // -------------------------------------------------------------------------------------
 // flag errors and the process exit code
 // -------------------------------------------------------------------------------------
-
-/**
- * effect/cli's presenter, except that invocation errors go to stderr, so `--json` consumers
- * never see help text on stdout.
- *
- * @category layers
- * @since 0.1.0
- */
-export const presenter = CliOutput.layerPresenter({
-  present: (event) =>
-    event._tag === "InvalidInvocation"
-      ? Effect.gen(function*() {
-        const formatter = yield* CliOutput.Formatter
-        // A refused id flag (--thread, --turn) is the request_invalid refusal ids get everywhere.
-        const lines = event.errors.map((e) => `error: ${isIdFlagError(e) ? "request_invalid: " : ""}${formatter.formatCliError(e)}`)
-        yield* writeStderr(`${lines.join("\n")}\nRun '${event.commandPath.join(" ")} --help' for usage.\n`)
-      })
-      : CliOutput.defaultPresenter.present(event)
-})
 
 /**
  * The process exit code of a finished CLI run. effect/cli fails with `ShowHelp` (exit code 1

@@ -19,6 +19,7 @@ import { gc } from "./GcCommand.ts"
 import { history } from "./HistoryCommand.ts"
 import { mcp } from "./McpCommand.ts"
 import { processExitCode } from "./internal/errors.ts"
+import { helpWidth, layerFormatter } from "./internal/helpWrap.ts"
 import { layerPresenter, presentUsageErrors, unknownCommandInHelp, wantsJson } from "./internal/usage.ts"
 import { probe } from "./ProbeCommand.ts"
 import { repair } from "./RepairCommand.ts"
@@ -69,7 +70,7 @@ const program = unknown === undefined
   )
 
 program.pipe(
-  Effect.provide([layerPresenter(argv), cliConfig]),
+  Effect.provide([layerPresenter(argv), layerFormatter(helpWidth(process.stdout, process.env)), cliConfig]),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({
     // Set `process.exitCode` instead of letting runMain call `process.exit`, which can cut off

@@ -95,7 +95,8 @@ describe("forkjoin (root)", () => {
     for (const flag of ["--workspace", "--db", "--profile", "--thread", "--turn", "--json", "--preserve-line-endings"]) {
       expect(r.stdout).toContain(flag)
     }
-    expect(r.stdout).toMatch(/--db FILE\s+.*<workspace>\/\.forkjoin\/history\.db/)
+    // Help wraps at 80 columns through a pipe: the description may continue on the next line.
+    expect(r.stdout).toMatch(/--db FILE {2,}Patch history database \(default\s+<workspace>\/\.forkjoin\/history\.db/)
     expect(r.stdout).not.toContain("not used yet")
   })
 

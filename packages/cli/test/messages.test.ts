@@ -19,11 +19,16 @@ afterAll(removeSandboxes)
 
 const apply = (ws: string, text: string, ...args: Array<string>) => runCli(["apply", "--workspace", ws, ...args], { stdin: text })
 
-/** The help line of flag `flag` in `help`. */
+/** The help entry of flag `flag` in `help`, its wrapped continuation lines joined with spaces. */
 const flagLine = (help: string, flag: string): string => {
-  const line = help.split("\n").find((l) => l.trimStart().startsWith(`${flag} `))
-  expect(line, `${flag} in help`).toBeDefined()
-  return line!
+  const lines = help.split("\n")
+  // A flag's row: the flag (and its value's name), then the padding before its description.
+  const at = lines.findIndex((l) => l.trimStart().startsWith(`${flag} `) && /^ *\S+(?: \S+)* {2,}\S/.test(l))
+  expect(at, `${flag} in help`).toBeGreaterThanOrEqual(0)
+  const column = /^ *\S+(?: \S+)* {2,}/.exec(lines[at]!)?.[0].length ?? Infinity
+  const entry = [lines[at]!]
+  for (let i = at + 1; i < lines.length && /^ +\S/.test(lines[i]!) && lines[i]!.search(/\S/) >= column; i++) entry.push(lines[i]!.trim())
+  return entry.join(" ")
 }
 
 describe("apply and existing files (item 8)", () => {

@@ -7,56 +7,26 @@
  * to a folder under the OS temp dir and are copied to `.ci/artifacts/screenshots/`.
  */
 import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { connectMcp, observationOf } from "../../cli/test/mcpClient.ts"
-import { buildCli, makeWorkspace, patchOf, type Started, start } from "./support.ts"
-
-const CHROMIUM = "/usr/bin/chromium"
-const SHOTS = fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-screenshots-"))
-const ARTIFACTS = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../.ci/artifacts/screenshots")
+import { mcpSession } from "../../cli/test/mcpClient.ts"
+import { launchBrowser, shot } from "./browserSupport.ts"
+import { buildCli, makeWorkspace, type Started, start } from "./support.ts"
 
 let browser: Browser
 let gw: Started
 let w: ReturnType<typeof makeWorkspace>
 let runId: string
 
-const shot = async (page: Page, name: string) => {
-  const file = path.join(SHOTS, `${name}.png`)
-  await page.screenshot({ path: file, fullPage: true })
-  fs.mkdirSync(ARTIFACTS, { recursive: true })
-  fs.copyFileSync(file, path.join(ARTIFACTS, `${name}.png`))
-  expect(fs.statSync(file).size).toBeGreaterThan(1000)
-}
-
-/** One `forkjoin mcp` session in `thread` with a configured (never called) model; in cli it also starts a run. */
-const session = async (thread: string) => {
-  const client = await connectMcp(w.ws, ["--thread", thread, "--model", "page-model"], { name: `client-${thread}`, version: "0.9.1" }, {
-    OPENAI_BASE_URL: "http://127.0.0.1:9/v1"
-  })
-  try {
-    expect((await client.callTool({ name: "apply_patch", arguments: { patch: patchOf(`*** Add File: ${thread}.md`, "+x") } })).isError).toBeFalsy()
-    if (thread === "cli") {
-      const ran = await client.callTool({
-        name: "run_subagents",
-        arguments: { tasks: [{ id: "docs", mode: "transactional_write", writeScope: ["docs"], actions: [{ apply_patch: { patch: patchOf("*** Add File: docs/a.md", "+a") } }, { finish: {} }] }] }
-      })
-      runId = observationOf(ran).data.runId
-    }
-  } finally {
-    await client.close()
-  }
-}
-
 beforeAll(async () => {
   buildCli()
   w = makeWorkspace({ "a.txt": "one\n" })
-  await session("cli")
-  await session("other")
+  // A configured model that is never called: the sessions record it.
+  const model = { args: ["--model", "page-model"], env: { OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }, version: "0.9.1" }
+  runId = (await mcpSession(w.ws, "cli", { ...model, startRun: true }))!
+  await mcpSession(w.ws, "other", model)
   gw = await start({ root: w.ws, pollMs: 100, loginThread: "cli" })
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] })
+  browser = await launchBrowser()
 }, 120_000)
 
 afterAll(async () => {

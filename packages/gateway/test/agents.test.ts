@@ -10,36 +10,19 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { connectMcp, observationOf } from "../../cli/test/mcpClient.ts"
-import { buildCli, call, makeWorkspace, patchOf, runCli, type Started, start, tokenFor } from "./support.ts"
+import { mcpSession } from "../../cli/test/mcpClient.ts"
+import { buildCli, call, makeWorkspace, runCli, type Started, start, tokenFor } from "./support.ts"
 
 let gw: Started
 let w: ReturnType<typeof makeWorkspace>
 const ids: Record<string, string> = {}
 let runId: string
 
-/** One `forkjoin mcp` session in `thread`; in alpha it also starts a run. */
-const session = async (thread: string) => {
-  const client = await connectMcp(w.ws, ["--thread", thread], { name: `client-${thread}`, version: "1.0.0" })
-  try {
-    expect((await client.callTool({ name: "apply_patch", arguments: { patch: patchOf(`*** Add File: ${thread}.md`, "+x") } })).isError).toBeFalsy()
-    if (thread === "alpha") {
-      const ran = await client.callTool({
-        name: "run_subagents",
-        arguments: { tasks: [{ id: "docs", mode: "transactional_write", writeScope: ["docs"], actions: [{ apply_patch: { patch: patchOf("*** Add File: docs/a.md", "+a") } }, { finish: {} }] }] }
-      })
-      runId = observationOf(ran).data.runId
-    }
-  } finally {
-    await client.close()
-  }
-}
-
 beforeAll(async () => {
   buildCli()
   w = makeWorkspace({ "a.txt": "one\n" })
-  await session("alpha")
-  await session("beta")
+  runId = (await mcpSession(w.ws, "alpha", { startRun: true }))!
+  await mcpSession(w.ws, "beta")
   // A session kept before session records: its thread is not recorded.
   const legacy = path.join(w.ws, ".forkjoin/runs/agent-legacy/parent")
   fs.mkdirSync(legacy, { recursive: true })

@@ -8,27 +8,15 @@
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { launchBrowser, shot } from "./browserSupport.ts"
 import { BIN, buildCli, conflictCase, type Started, start, tokenFor } from "./support.ts"
-
-const CHROMIUM = "/usr/bin/chromium"
-const SHOTS = fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-screenshots-"))
-const ARTIFACTS = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../.ci/artifacts/screenshots")
 
 let browser: Browser
 let gw: Started
 let c: ReturnType<typeof conflictCase>
-
-const shot = async (page: Page, name: string) => {
-  const file = path.join(SHOTS, `${name}.png`)
-  await page.screenshot({ path: file, fullPage: true })
-  fs.mkdirSync(ARTIFACTS, { recursive: true })
-  fs.copyFileSync(file, path.join(ARTIFACTS, `${name}.png`))
-  expect(fs.statSync(file).size).toBeGreaterThan(1000)
-}
 
 /** `forkjoin run` in another process, as a person would start it while the page is open. */
 const runPlan = (ws: string, planFile: string) =>
@@ -46,7 +34,7 @@ beforeAll(async () => {
   buildCli()
   c = conflictCase()
   gw = await start({ root: c.ws, pollMs: 100, loginThread: "cli" })
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] })
+  browser = await launchBrowser()
 }, 60_000)
 
 afterAll(async () => {

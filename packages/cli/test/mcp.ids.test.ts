@@ -10,6 +10,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { BAD_IDS } from "../../../test/support/badIds.ts"
 import { BIN, buildCli, makeSandbox, removeSandboxes } from "./helpers.ts"
 
 beforeAll(() => buildCli())
@@ -30,15 +31,6 @@ const connect = async (ws: string) => {
   return client
 }
 
-// Each bad id and what the id rule says is wrong with it.
-const BAD: ReadonlyArray<readonly [id: string, problem: string]> = [
-  ["../x", "it has a \"..\" segment"],
-  ["", "it is empty"],
-  ["a//b", "it has an empty segment"],
-  ["x".repeat(300), "it has 300 characters"],
-  ["a\u0000b", "it contains \"\\u0000\""]
-]
-
 const patch = (...body: ReadonlyArray<string>) => ["*** Begin Patch", ...body, "*** End Patch"].join("\n")
 
 describe("ids given to forkjoin mcp follow the one id rule", () => {
@@ -46,7 +38,7 @@ describe("ids given to forkjoin mcp follow the one id rule", () => {
     const { ws } = makeSandbox()
     const client = await connect(ws)
     try {
-      for (const [id, problem] of BAD) {
+      for (const [, id, problem] of BAD_IDS) {
         const timeline: any = await client.callTool({ name: "history_timeline", arguments: { thread: id } })
         expect({ id, isError: timeline.isError, text: timeline.content[0].text }).toEqual({
           id,

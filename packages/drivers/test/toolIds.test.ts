@@ -9,18 +9,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { type Conversation, type SentResult, type Turn } from "./support/modelServer.ts"
+import { BAD_IDS } from "../../../test/support/badIds.ts"
 import { isParent, removeSandboxes, runAgent } from "./support/agent.ts"
 
 afterAll(removeSandboxes)
-
-// Each bad id and what the id rule says is wrong with it.
-const BAD: ReadonlyArray<readonly [id: string, problem: string]> = [
-  ["../x", "it has a \"..\" segment"],
-  ["", "it is empty"],
-  ["a//b", "it has an empty segment"],
-  ["x".repeat(300), "it has 300 characters"],
-  ["a\u0000b", "it contains \"\\u0000\""]
-]
 
 describe("ids a model gives the parent's tools follow the one id rule", () => {
   it("history_timeline's thread and run_subagents' task ids are refused as invalid_action, nothing run", async () => {
@@ -29,7 +21,7 @@ describe("ids a model gives the parent's tools follow the one id rule", () => {
       if (!isParent(c.system)) return { calls: [{ name: "finish", args: {} }] }
       if (c.turn === 0) {
         return {
-          calls: BAD.flatMap(([id]) => [
+          calls: BAD_IDS.flatMap(([, id]) => [
             { name: "history_timeline", args: { thread: id } },
             { name: "run_subagents", args: { tasks: [{ id, mode: "transactional_write", writeScope: ["made.txt"], prompt: "create made.txt" }] } }
           ])
@@ -42,9 +34,9 @@ describe("ids a model gives the parent's tools follow the one id rule", () => {
     expect(outcome.status).toBe("finished")
     expect(outcome.runs).toEqual([])
     expect(seen.map((r) => [r.name, typeof r.content === "object" ? r.content.code : r.content])).toEqual(
-      BAD.flatMap(() => [["history_timeline", "invalid_action"], ["run_subagents", "invalid_action"]])
+      BAD_IDS.flatMap(() => [["history_timeline", "invalid_action"], ["run_subagents", "invalid_action"]])
     )
-    BAD.forEach(([id, problem], i) => {
+    BAD_IDS.forEach(([, id, problem], i) => {
       const [timeline, run] = [seen[2 * i]!.content, seen[2 * i + 1]!.content]
       expect(typeof timeline === "object" ? timeline.message : timeline).toContain(`the id ${JSON.stringify(id)} is refused (${problem})`)
       expect(typeof run === "object" ? run.message : run).toContain(JSON.stringify(id))

@@ -11,11 +11,10 @@ import type { FileState } from "@forkjoin/patch"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { once } from "node:events"
+import { startSwapper, stopSwapper } from "../../../test/support/swapper.ts"
 import { makeWorkspace, removeSandboxes, withEngine } from "./helpers.ts"
 
 afterAll(removeSandboxes)
@@ -63,23 +62,6 @@ process.stdout.write("ready\\n")
 for (;;) step()
 `
 
-const startSwapper = async (mode: "file" | "dir", ws: string, outside: string): Promise<ChildProcess> => {
-  const script = path.join(outside, "swapper.cjs")
-  fs.writeFileSync(script, SWAPPER)
-  const child = spawn(process.execPath, [script, mode, ws, outside], { stdio: ["ignore", "pipe", "inherit"] })
-  // Wait for its first swap (the event itself, no sleeping).
-  const [chunk] = (await once(child.stdout!, "data")) as [Buffer]
-  assert.strictEqual(chunk.toString().trim(), "ready")
-  return child
-}
-
-const stopSwapper = async (child: ChildProcess): Promise<void> => {
-  if (child.exitCode !== null) return
-  const exited = once(child, "exit")
-  child.kill("SIGKILL")
-  await exited
-}
-
 const secretBytes = Buffer.from(SECRET)
 
 interface Tally {
@@ -122,7 +104,7 @@ const race = async (mode: "file" | "dir", p: string): Promise<Tally> => {
     const t = tally()
     const { exit } = await withEngine(ws, (engine) =>
       Effect.gen(function*() {
-        const child = yield* Effect.promise(() => startSwapper(mode, ws, outside))
+        const child = yield* Effect.promise(() => startSwapper(SWAPPER, outside, [mode, ws, outside]))
         try {
           for (let i = 0; i < READS; i++) count(t, yield* Effect.exit(engine.read([p])), p)
         } finally {

@@ -8,6 +8,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { BAD_IDS } from "../../../test/support/badIds.ts"
 import { call, makeWorkspace, patchOf, registerThread, type Started, start, tokenFor } from "./support.ts"
 
 let gw: Started
@@ -26,14 +27,7 @@ afterAll(async () => {
   fs.rmSync(w.dir, { recursive: true, force: true })
 })
 
-// Each bad id and what the id rule says is wrong with it.
-const BAD: ReadonlyArray<readonly [label: string, id: string, problem: string]> = [
-  ["../x", "../x", "it has a \"..\" segment"],
-  ["empty", "", "it is empty"],
-  ["a//b", "a//b", "it has an empty segment"],
-  ["300 characters", "x".repeat(300), "it has 300 characters"],
-  ["a NUL", "a\u0000b", "it contains \"\\u0000\""]
-]
+const BAD = BAD_IDS
 // A path parameter cannot be empty (the route would not match): the other four.
 const BAD_IN_PATH = BAD.filter(([, id]) => id !== "")
 

@@ -57,6 +57,21 @@ export const describeEntry = (stat: fs.Stats): string =>
     ? "a block device"
     : "not a regular file"
 
+/** Opens `absolute` with `flags`; a link, a non-folder on the way or nothing there now is `Replaced`. */
+const openChecked = (absolute: string, flags: number): Result.Result<number, ReadRefusal> => {
+  try {
+    return Result.succeed(fs.openSync(absolute, flags))
+  } catch (error) {
+    const code = errnoOf(error)
+    // ELOOP: a link is there now; ENOENT/ENOTDIR/ENXIO: the entry or a folder was swapped away
+    // (ENOTDIR also: not a folder now, under O_DIRECTORY).
+    if (code === "ELOOP" || code === "ENOENT" || code === "ENOTDIR" || code === "ENXIO") {
+      return Result.fail({ _tag: "Replaced", detail: `opening it failed with ${code}` })
+    }
+    return Result.fail({ _tag: "Failed", error })
+  }
+}
+
 let procFd: boolean | undefined
 // Linux (and others with procfs) name what a descriptor really opened, folders swapped or not.
 const hasProcFd = (): boolean => (procFd ??= fs.existsSync("/proc/self/fd"))
@@ -82,17 +97,9 @@ export const readCheckedFile = (
   checked: fs.Stats,
   allow: (landed: string) => boolean
 ): Result.Result<Uint8Array, ReadRefusal> => {
-  let fd: number
-  try {
-    fd = fs.openSync(absolute, OPEN_FLAGS)
-  } catch (error) {
-    const code = errnoOf(error)
-    // ELOOP: a link is there now; ENOENT/ENOTDIR/ENXIO: the file or a folder was swapped away.
-    if (code === "ELOOP" || code === "ENOENT" || code === "ENOTDIR" || code === "ENXIO") {
-      return Result.fail({ _tag: "Replaced", detail: `opening it failed with ${code}` })
-    }
-    return Result.fail({ _tag: "Failed", error })
-  }
+  const open = openChecked(absolute, OPEN_FLAGS)
+  if (Result.isFailure(open)) return Result.fail(open.failure)
+  const fd = open.success
   try {
     const opened = fs.fstatSync(fd)
     if (!opened.isFile()) return Result.fail({ _tag: "Replaced", detail: "it is no longer a regular file" })
@@ -125,17 +132,9 @@ export const readCheckedDirectory = (
   absolute: string,
   allow: (landed: string) => boolean
 ): Result.Result<Array<fs.Dirent>, ReadRefusal> => {
-  let fd: number
-  try {
-    fd = fs.openSync(absolute, DIRECTORY_FLAGS)
-  } catch (error) {
-    const code = errnoOf(error)
-    // ELOOP: a link is there now; ENOTDIR: not a folder now; ENOENT: swapped away.
-    if (code === "ELOOP" || code === "ENOENT" || code === "ENOTDIR" || code === "ENXIO") {
-      return Result.fail({ _tag: "Replaced", detail: `opening it failed with ${code}` })
-    }
-    return Result.fail({ _tag: "Failed", error })
-  }
+  const open = openChecked(absolute, DIRECTORY_FLAGS)
+  if (Result.isFailure(open)) return Result.fail(open.failure)
+  const fd = open.success
   try {
     const opened = fs.fstatSync(fd)
     if (!opened.isDirectory()) return Result.fail({ _tag: "Replaced", detail: "it is no longer a folder" })

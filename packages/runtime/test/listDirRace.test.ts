@@ -9,8 +9,6 @@ import { Engine } from "@forkjoin/engine/Engine"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { type ChildProcess, spawn } from "node:child_process"
-import { once } from "node:events"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -18,6 +16,7 @@ import { afterAll, assert, describe, it } from "vitest"
 import * as DirectView from "../src/internal/directView.ts"
 import * as Overlay from "../src/Overlay.ts"
 import * as WriteScope from "../src/WriteScope.ts"
+import { startSwapper, stopSwapper } from "../../../test/support/swapper.ts"
 import { makeWorkspace, removeSandboxes, run } from "./helpers.ts"
 
 afterAll(removeSandboxes)
@@ -54,23 +53,6 @@ process.stdout.write("ready\\n")
 for (;;) step()
 `
 
-const startSwapper = async (ws: string, outside: string): Promise<ChildProcess> => {
-  const script = path.join(outside, "swapper.cjs")
-  fs.writeFileSync(script, SWAPPER)
-  const child = spawn(process.execPath, [script, ws, outside], { stdio: ["ignore", "pipe", "inherit"] })
-  // Wait for its first swap (the event itself, no sleeping).
-  const [chunk] = (await once(child.stdout!, "data")) as [Buffer]
-  assert.strictEqual(chunk.toString().trim(), "ready")
-  return child
-}
-
-const stopSwapper = async (child: ChildProcess): Promise<void> => {
-  if (child.exitCode !== null) return
-  const exited = once(child, "exit")
-  child.kill("SIGKILL")
-  await exited
-}
-
 interface Tally {
   leaks: number
   inside: number
@@ -104,7 +86,7 @@ const race = async (list: Lister): Promise<Tally> => {
     const exit = await run(
       ws,
       Effect.gen(function*() {
-        const child = yield* Effect.promise(() => startSwapper(ws, outside))
+        const child = yield* Effect.promise(() => startSwapper(SWAPPER, outside, [ws, outside]))
         try {
           for (let i = 0; i < LISTINGS; i++) count(t, yield* Effect.exit(list))
         } finally {

@@ -105,6 +105,7 @@ describe("SnapshotStore", () => {
       for (const [h, bytes] of versions) assert.isTrue(same(yield* bytesOf(h), bytes))
     }).pipe(Effect.provide(layer())))
 
+  // 350 versions of 1.2 MB, each read back: CPU-bound, past the suite's minute on a loaded machine.
   it.effect("a chunk edited again and again stays one hop from a whole chunk; its patch is bounded, manifests chain at most 64", () =>
     Effect.gen(function*() {
       // 150 edits of one spot: each patch replaces the last one's literal, nothing grows.
@@ -136,7 +137,7 @@ describe("SnapshotStore", () => {
         c.get<{ ratio: number }>("SELECT MAX(1.0 * length(b.data) / c.size) AS ratio FROM chunks c JOIN chunk_bodies b ON b.id = c.id WHERE c.codec = 3")!.ratio)
       assert.isAtMost(largest, 1 / 16)
       for (const [h, bytes] of versions) assert.isTrue(same(yield* bytesOf(h), bytes))
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer())), 300_000)
 
   it.effect("random edit sequences read back byte-exact at every version (property)", () =>
     Effect.gen(function*() {

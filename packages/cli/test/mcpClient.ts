@@ -30,19 +30,19 @@ export const connectMcp = async (
 export const observationOf = (result: unknown): any => JSON.parse((result as { content: Array<{ text: string }> }).content[0]!.text)
 
 /**
- * One `forkjoin mcp` session in `thread`: the client `client-<thread>` adds `<thread>.md`
+ * One `forkjoin mcp` session in `thread`: the client `client-<thread>` adds `file` (default `<thread>.md`)
  * and, with `startRun`, runs one scripted child `docs` (adding `docs/<thread>.md`); resolves to
  * that run's id.
  */
 export const mcpSession = async (
   ws: string,
   thread: string,
-  options: { readonly startRun?: boolean; readonly args?: ReadonlyArray<string>; readonly env?: Record<string, string>; readonly version?: string } = {}
+  options: { readonly startRun?: boolean; readonly args?: ReadonlyArray<string>; readonly env?: Record<string, string>; readonly version?: string; readonly file?: string } = {}
 ): Promise<string | undefined> => {
   const client = await connectMcp(ws, ["--thread", thread, ...(options.args ?? [])], { name: `client-${thread}`, version: options.version ?? "1.0.0" }, options.env)
   const add = (file: string) => ["*** Begin Patch", `*** Add File: ${file}`, "+x", "*** End Patch"].join("\n")
   try {
-    const applied = await client.callTool({ name: "apply_patch", arguments: { patch: add(`${thread}.md`) } })
+    const applied = await client.callTool({ name: "apply_patch", arguments: { patch: add(options.file ?? `${thread}.md`) } })
     if (applied.isError === true) throw new Error(`apply_patch failed: ${JSON.stringify(observationOf(applied))}`)
     if (options.startRun !== true) return undefined
     const ran = await client.callTool({

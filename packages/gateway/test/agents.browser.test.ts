@@ -3,7 +3,8 @@
  * package, driven by playwright-core): after `forkjoin mcp` sessions in the login thread and in
  * another thread (the built CLI, the official MCP client), the page lists only the login
  * thread's session with its id, kind, provider/model, start, status and the runs it started;
- * clicking it shows its thread, client, tool calls and the run with its children. Screenshots go
+ * clicking it shows its thread, client, tool calls and the run with its children; a new session
+ * appears live, with no reload, once it writes. Screenshots go
  * to a folder under the OS temp dir and are copied to `.ci/artifacts/screenshots/`.
  */
 import * as fs from "node:fs"
@@ -64,6 +65,11 @@ describe("the page's agent sessions", () => {
     expect(calls.map((c) => c.split(/ok|failed/)[0])).toEqual(["apply_patch", "run_subagents"])
     expect(await detail.locator(`[data-testid=agent-run][data-run="${runId}"]`).textContent()).toBe(`${runId} applied docs applied`)
     await shot(page, "11-agent-detail")
+
+    // Live: a new session of the login thread appears when its first record arrives, without a reload.
+    await expect.poll(() => page.getByTestId("live").textContent(), { timeout: 30_000 }).toBe("live")
+    await mcpSession(w.ws, "cli", { version: "0.9.2", file: "later.md" })
+    await expect.poll(() => item.count(), { timeout: 30_000 }).toBe(2)
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)

@@ -177,6 +177,9 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
       })));
   }).catch(fail);
   $("agents-refresh").addEventListener("click", () => loadAgents().catch(fail));
+  // A record may be a new session's first write (an MCP client's apply_patch): the list follows.
+  let agentsTimer = null;
+  const refreshAgents = () => { clearTimeout(agentsTimer); agentsTimer = setTimeout(() => loadAgents().catch(fail), 200); };
 
   let runsTimer = null;
   // A run changing may be an agent session's: the agents' run counts follow.
@@ -210,7 +213,7 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
             const data = (/^data: (.*)$/m.exec(block) || [])[1];
             if (!event || !data) continue;
             const value = JSON.parse(data);
-            if (event === "record") { addRecord(value); if (value.links && value.links.mergeRunId) refreshRuns(); }
+            if (event === "record") { addRecord(value); refreshAgents(); if (value.links && value.links.mergeRunId) refreshRuns(); }
             if (event === "run") refreshRuns();
           }
         }

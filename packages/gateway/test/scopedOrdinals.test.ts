@@ -94,6 +94,11 @@ describe("a thread-scoped token cannot count other threads' commits", () => {
       const forged = await call(`${gw.url}/v1/timeline?limit=1&cursor=${Buffer.from(JSON.stringify({ q: "x", s: "thread-a", t: "", o: 6 })).toString("base64url")}`, { token: a })
       expect(forged.status).toBe(400)
 
+      // A diff by #N names A's N-th record; past A's last there is nothing, whatever B committed.
+      const byNumber = await Promise.all([1, 2, 3, 4, 7].map((n) => call(`${gw.url}/v1/diff?target=${encodeURIComponent(`#${n}`)}`, { token: a })))
+      expect(byNumber.map((r) => r.status)).toEqual([200, 200, 200, 404, 404])
+      expect(byNumber[1]!.json.items.map((i: any) => i.path)).toEqual(["a.txt"])
+
       // The event stream: A's three records, numbered among A's.
       await events.until(/(event: record[\s\S]*){3}/)
       const streamed = events.seen().split("\n\n").filter((e) => e.startsWith("event: record")).map((e) => JSON.parse(e.split("data: ")[1]!))

@@ -26,7 +26,7 @@ import { BadRequest, Caller, GatewayApi, NotFound, Rejected } from "../GatewayAp
 import { checkPath, type Grants } from "../ViewGrants.ts"
 import { requireSees, sees, toApiError } from "./access.ts"
 import { eventStream } from "./routes.ts"
-import { openCursor, scopedFilePage, scopedRecord, scopedRecordPage, sealedPage } from "./scoped.ts"
+import { openCursor, scopedFilePage, scopedRecord, scopedRecordPage, scopedTarget, sealedPage } from "./scoped.ts"
 
 const childThreadOf = Visibility.conflictThread
 
@@ -113,7 +113,7 @@ export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number
           const views = yield* HistoryViews
           return yield* views.diff({
             caller,
-            target: query.target,
+            target: yield* scopedTarget(caller, query.target),
             maxLines: query.maxLines,
             cursor: yield* openCursor(query.cursor),
             ...num(query.limit),

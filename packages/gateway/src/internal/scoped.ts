@@ -10,6 +10,7 @@
  */
 import { Engine } from "@forkjoin/engine/Engine"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { ordinalOf } from "@forkjoin/history/ViewRequests"
 import type { HistoryViews } from "@forkjoin/history/Views"
 import type { FileHistoryItem } from "@forkjoin/schema/HistoryViews"
 import type { ThreadId } from "@forkjoin/schema/Ids"
@@ -17,7 +18,7 @@ import type { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
-import { BadRequest, Unavailable } from "../GatewayApi.ts"
+import { BadRequest, NotFound, Unavailable } from "../GatewayApi.ts"
 import { sees, toApiError } from "./access.ts"
 
 // -------------------------------------------------------------------------------------
@@ -56,32 +57,49 @@ const countUpTo = (sorted: ReadonlyArray<number>, n: number): number => {
 }
 
 /**
- * The number `caller` sees for the record with global ordinal `ordinal`: how many records it
- * sees were committed up to it. Records committed since the last call are read once (after the
- * last ordinal read) and kept if the caller sees their thread.
+ * The caller's `Seen`, having read the records committed since the last call up to `ordinal`
+ * (all of them for `Infinity`), keeping those whose thread the caller sees.
  */
-const numberFor = (caller: ThreadId, ordinal: number): Effect.Effect<number, Unavailable, Engine | HistoryStore | HistoryViews> =>
+const seenUpTo = (caller: ThreadId, ordinal: number): Effect.Effect<Seen, Unavailable, Engine | HistoryStore | HistoryViews> =>
   Effect.gen(function*() {
     const history = yield* HistoryStore
     const seen = seenBy(history, caller)
-    if (ordinal > seen.upTo) {
-      const env = (yield* Engine).environmentId
-      yield* seen.lock.withPermit(Effect.gen(function*() {
-        const threads = new Map<string, boolean>()
-        while (ordinal > seen.upTo) {
-          const records = yield* history.recordsAfter(env, seen.upTo, PAGE).pipe(Effect.mapError(toApiError))
-          for (const r of records) {
-            let visible = threads.get(r.threadId)
-            if (visible === undefined) threads.set(r.threadId, visible = yield* sees(caller, r.threadId))
-            if (visible) seen.ordinals.push(r.commitOrdinal)
-            seen.upTo = Math.max(seen.upTo, r.commitOrdinal)
-          }
-          if (records.length < PAGE) break
+    if (ordinal <= seen.upTo) return seen
+    const env = (yield* Engine).environmentId
+    yield* seen.lock.withPermit(Effect.gen(function*() {
+      const threads = new Map<string, boolean>()
+      while (ordinal > seen.upTo) {
+        const records = yield* history.recordsAfter(env, seen.upTo, PAGE).pipe(Effect.mapError(toApiError))
+        for (const r of records) {
+          let visible = threads.get(r.threadId)
+          if (visible === undefined) threads.set(r.threadId, visible = yield* sees(caller, r.threadId))
+          if (visible) seen.ordinals.push(r.commitOrdinal)
+          seen.upTo = Math.max(seen.upTo, r.commitOrdinal)
         }
-      }))
-    }
-    return countUpTo(seen.ordinals, ordinal)
+        if (records.length < PAGE) break
+      }
+    }))
+    return seen
   }).pipe(Effect.mapError((e) => (e instanceof Unavailable ? e : new Unavailable({ message: e.message }))))
+
+/** The number `caller` sees for the record with global ordinal `ordinal`: how many records it sees were committed up to it. */
+const numberFor = (caller: ThreadId, ordinal: number) => Effect.map(seenUpTo(caller, ordinal), (seen) => countUpTo(seen.ordinals, ordinal))
+
+/**
+ * A diff `target` as the views take it: `#N` from a token names the caller's `N`-th record, so
+ * it becomes that record's global `#ordinal` (past the caller's last it is not found); any
+ * other target is unchanged.
+ */
+export const scopedTarget = (caller: ThreadId, target: string): Effect.Effect<string, NotFound | Unavailable, Engine | HistoryStore | HistoryViews> => {
+  const n = ordinalOf(target)
+  if (n === undefined) return Effect.succeed(target)
+  return Effect.flatMap(seenUpTo(caller, Infinity), (seen) => {
+    const ordinal = seen.ordinals[n - 1]
+    return ordinal === undefined
+      ? Effect.fail(new NotFound({ message: `no record ${target} is visible from thread ${caller}; #N counts the records this token sees (the timeline shows them)` }))
+      : Effect.succeed(`#${ordinal}`)
+  })
+}
 
 /** `record` as `caller` is shown it: numbered among the records the caller sees. */
 export const scopedRecord = (caller: ThreadId, record: PatchHistoryRecord) =>

@@ -329,7 +329,7 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
   lines.push(
     o.finish.ok
       ? palette.green("finished")
-      : `${palette.red("not finished")}: ${blocked ? `resolve the open conflict${open.length === 1 ? "" : "s"} above` : ids.short(o.finish.message)}`
+      : `${palette.red("not finished")}: ${blocked ? `resolve the open conflict${open.length === 1 ? "" : "s"} above` : ids.shortIn(o.finish.message)}`
   )
   return lines.join("\n") + "\n"
 }

@@ -1,9 +1,10 @@
 /**
- * Short ids, as git abbreviates hashes: in text output every UUID inside a run, transaction,
- * conflict, record or thread id is cut to its shortest prefix (at least `MIN_SHOWN` characters) that no
- * other UUID of the workspace's history shares, so `subagent_merge:run-<uuid>/docs` reads
+ * Short ids, as git abbreviates hashes: in text output the UUID of a run, transaction,
+ * conflict, record or thread id (its first one: a path or task id after it stays as it is) is
+ * cut to its shortest prefix (at least `MIN_SHOWN` characters) that no other UUID of the
+ * workspace's history shares, so `subagent_merge:run-<uuid>/docs` reads
  * `subagent_merge:run-a51f3e80/docs`. Commands taking an id accept that form (any prefix of at
- * least `MIN_TYPED` characters of each UUID) and expand it to the one id it names; a prefix
+ * least `MIN_TYPED` characters of the UUID, the rest of the id as it is) and expand it to the one id it names; a prefix
  * naming several is refused with `ambiguous_id` and the candidates. `--json` keeps full ids.
  *
  * Reads only: the ids come from the history database through the `Sqlite` service.
@@ -66,44 +67,33 @@ export type Match =
  * @since 0.1.0
  */
 export interface ShortIds {
-  /** `id` with each UUID in it cut to its shortest unique prefix. */
+  /** `id` with its UUID cut to its shortest unique prefix. */
   readonly short: (id: string) => string
+  /** `text` (a message) with every UUID of a known id in it cut like `short` cuts it. */
+  readonly shortIn: (text: string) => string
   /** The one id of `kind` that `input` is or abbreviates, if any. */
   readonly match: (kind: IdKind, input: string) => Match
   readonly sets: IdSets
 }
 
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
+// An id's own UUID is its first: a later one belongs to a task id or a path and stays whole.
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/
 
-type Part = { readonly uuid: boolean; readonly text: string }
-
-/** An id as its literal text and the UUIDs inside it. */
-const partsOf = (id: string): ReadonlyArray<Part> => {
-  const parts: Array<Part> = []
-  let at = 0
-  for (const m of id.matchAll(UUID)) {
-    if (m.index > at) parts.push({ uuid: false, text: id.slice(at, m.index) })
-    parts.push({ uuid: true, text: m[0] })
-    at = m.index + m[0].length
-  }
-  if (at < id.length) parts.push({ uuid: false, text: id.slice(at) })
-  return parts
-}
+/** The UUID of `id`, if it has one. */
+const uuidOf = (id: string): string | undefined => UUID.exec(id)?.[0]
 
 /**
- * True when `input` is `parts` with each UUID cut to a prefix of at least `MIN_TYPED`
- * characters (the literal text unchanged); tries shorter cuts when a longer one does not fit.
+ * True when `input` is `id` with its UUID cut to a prefix of at least `MIN_TYPED` characters,
+ * the text before and after it unchanged (linear in the lengths: nothing is tried twice).
  */
-const abbreviates = (input: string, parts: ReadonlyArray<Part>, i: number, pos: number): boolean => {
-  const part = parts[i]
-  if (part === undefined) return pos === input.length
-  if (!part.uuid) return input.startsWith(part.text, pos) && abbreviates(input, parts, i + 1, pos + part.text.length)
-  let same = 0
-  while (same < part.text.length && input[pos + same] === part.text[same]) same++
-  for (let n = same; n >= MIN_TYPED; n--) {
-    if (abbreviates(input, parts, i + 1, pos + n)) return true
-  }
-  return false
+const abbreviates = (input: string, id: string): boolean => {
+  const m = UUID.exec(id)
+  if (m === null) return false
+  const head = id.slice(0, m.index)
+  const tail = id.slice(m.index + m[0].length)
+  const cut = input.length - head.length - tail.length
+  return cut >= MIN_TYPED && cut <= m[0].length && input.startsWith(head) && input.endsWith(tail) &&
+    m[0].startsWith(input.slice(head.length, head.length + cut))
 }
 
 const commonPrefix = (a: string | undefined, b: string): number => {
@@ -136,7 +126,10 @@ const lowerBound = (sorted: ReadonlyArray<string>, u: string): number => {
 export const make = (sets: IdSets): ShortIds => {
   const all = new Set<string>()
   for (const ids of [sets.run, sets.transaction, sets.conflict, sets.record, sets.thread]) {
-    for (const id of ids) for (const m of id.matchAll(UUID)) all.add(m[0])
+    for (const id of ids) {
+      const u = uuidOf(id)
+      if (u !== undefined) all.add(u)
+    }
   }
   const sorted = [...all].sort()
   const lengths = new Map<string, number>()
@@ -151,17 +144,18 @@ export const make = (sets: IdSets): ShortIds => {
     return length
   }
   const short = (id: string): string => id.replace(UUID, (u) => u.slice(0, lengthOf(u)))
+  const shortIn = (text: string): string => text.replace(new RegExp(UUID.source, "g"), (u) => (all.has(u) ? u.slice(0, lengthOf(u)) : u))
   const match = (kind: IdKind, input: string): Match => {
     const ids = sets[kind]
     if (ids.includes(input)) return { _tag: "Unique", id: input }
-    const candidates = ids.filter((id) => abbreviates(input, partsOf(id), 0, 0))
+    const candidates = ids.filter((id) => abbreviates(input, id))
     return candidates.length === 0
       ? { _tag: "None" }
       : candidates.length === 1
       ? { _tag: "Unique", id: candidates[0]! }
       : { _tag: "Ambiguous", candidates }
   }
-  return { short, match, sets }
+  return { short, shortIn, match, sets }
 }
 
 /**
@@ -172,7 +166,8 @@ export const make = (sets: IdSets): ShortIds => {
  */
 export const fullIds: ShortIds = {
   ...make({ run: [], transaction: [], conflict: [], record: [], thread: [], transactionOf: new Map() }),
-  short: (id) => id
+  short: (id) => id,
+  shortIn: (text) => text
 }
 
 const TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('records', 'merge_runs', 'merge_conflicts')"
@@ -212,15 +207,15 @@ const read = (operation: string, environmentId: EnvironmentId, heads: ReadonlyAr
 export const load = (environmentId: EnvironmentId): Effect.Effect<ShortIds, StoreError, Sqlite> => read("ShortIds.load", environmentId, [""])
 
 /**
- * Like `load`, but only the ids whose UUIDs could share a shown prefix with a UUID of `shown`
- * (they hold its first `MIN_SHOWN` characters): enough to shorten `shown` exactly as `load`
+ * Like `load`, but only the ids whose UUIDs could share a shown prefix with the UUID of
+ * `shown` (they hold its first `MIN_SHOWN` characters): enough to shorten `shown` exactly as `load`
  * would, without reading the whole history (`forkjoin apply` prints one id).
  *
  * @category constructors
  * @since 0.1.0
  */
 export const loadAround = (environmentId: EnvironmentId, shown: string): Effect.Effect<ShortIds, StoreError, Sqlite> =>
-  read("ShortIds.loadAround", environmentId, [...new Set([...shown.matchAll(UUID)].map((m) => m[0].slice(0, MIN_SHOWN)))])
+  read("ShortIds.loadAround", environmentId, [(uuidOf(shown) ?? shown).slice(0, MIN_SHOWN)])
 
 /**
  * The short ids for text output; when the history cannot be read, ids are shown whole.

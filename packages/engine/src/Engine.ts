@@ -39,7 +39,8 @@ import { WorkspaceLock } from "./internal/lock.ts"
 import { probeFilesystem } from "./internal/probe.ts"
 import { bindHistory, workspaceIdentity, workspaceIdentityAt } from "./internal/identity.ts"
 import { type RepairReport, repairIntents, type UncertainOutcome, uncertainOutcomeOf } from "./internal/repair.ts"
-import { type ResolveContext, resolveEach, resolveTargets } from "./internal/resolve.ts"
+import { type ResolveContext, resolveTargets, resolvingEach } from "./internal/resolve.ts"
+import { runWithTurns } from "./internal/turns.ts"
 import { toEngineError } from "./internal/toEngineError.ts"
 import { fromStoreError } from "./HistoryFailure.ts"
 import { compileGlob, DEFAULT_DENIED_GLOBS, openStateDirectory } from "./Policy.ts"
@@ -302,8 +303,10 @@ const make = (config: EngineConfig) =>
         Effect.map((ts) => new Map(ts.map((t) => [t.path, t.state] as const)))
       )
 
+    // Pausing: a child's 5,000-file patch inspects as many paths, and its timeout (a timer) must
+    // be able to end it meanwhile.
     const inspect = (rels: ReadonlyArray<string>) =>
-      Effect.try({ try: () => resolveEach(ctx, rels), catch: (e) => toEngineError(e, 3, rels) }).pipe(
+      runWithTurns(() => resolvingEach(ctx, rels), (e) => toEngineError(e, 3, rels)).pipe(
         Effect.flatMap((each) =>
           Result.isFailure(each)
             ? Effect.fail(each.failure)

@@ -249,12 +249,12 @@ export const resolveTargets = (ctx: ResolveContext, rels: ReadonlyArray<string>)
 
 /**
  * Resolves every target, keeping each path's own problem as that path's failure; fails as a
- * whole only when two paths name the same file.
+ * whole only when two paths name the same file. Pauses after each path (`runWithTurns`).
  */
-export const resolveEach = (
+export function* resolvingEach(
   ctx: ResolveContext,
   rels: ReadonlyArray<string>
-): Result.Result<ReadonlyArray<readonly [string, Result.Result<ResolvedTarget, EngineError>]>, EngineError> => {
+): Pausable<Result.Result<ReadonlyArray<readonly [string, Result.Result<ResolvedTarget, EngineError>]>, EngineError>> {
   const guard = sameFileGuard(ctx)
   const out: Array<readonly [string, Result.Result<ResolvedTarget, EngineError>]> = []
   for (const rel of rels) {
@@ -264,6 +264,7 @@ export const resolveEach = (
       if (clash !== undefined) return Result.fail(clash)
     }
     out.push([rel, resolved])
+    yield
   }
   return Result.succeed(out)
 }

@@ -643,14 +643,12 @@ describe("changesets produced elsewhere (item 10)", () => {
 })
 
 describe("forkjoin demo (item 11)", () => {
-  it("--json --keep: the kept workspace holds what the JSON and its history say, in under 5 s", () => {
-    const started = Date.now()
+  // How fast it is gets timed as a whole process (farm-bench), never bounded in a test.
+  it("--json --keep: the kept workspace holds what the JSON and its history say", () => {
     const r = cliJson(["demo", "--keep"])
-    const elapsed = Date.now() - started
     if (typeof r.json?.workspace === "string") kept.push(r.json.workspace)
     expect(r.status, r.stderr).toBe(0)
     const ws: string = r.json.workspace
-    expect(elapsed).toBeLessThan(5000)
     const runId: string = r.json.runId
     expect(r.json.mergeExecution.outcomes.map((o: any) => [o.childId, o.status])).toEqual([
       ["docs", "applied"],

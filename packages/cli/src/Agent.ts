@@ -13,11 +13,12 @@ import * as Config from "@forkjoin/autonomy/Config"
 import * as Models from "@forkjoin/drivers/Models"
 import * as ParentSession from "@forkjoin/drivers/ParentSession"
 import type { ProviderKind } from "@forkjoin/drivers/ProviderSettings"
-import type { RepairOutcome } from "@forkjoin/engine/Engine"
+import { Engine, type RepairOutcome } from "@forkjoin/engine/Engine"
 import type { ThreadId } from "@forkjoin/schema/Ids"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Colour from "./internal/colour.ts"
+import * as ShortIds from "./internal/shortIds.ts"
 import { RunFailed, UsageError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
 import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
@@ -53,6 +54,8 @@ export interface AgentRequest {
 export interface AgentResult {
   readonly outcome: ParentSession.AgentOutcome
   readonly repairs: ReadonlyArray<RepairOutcome>
+  /** The ids for text output (default: whole). */
+  readonly ids?: ShortIds.ShortIds | undefined
 }
 
 /**
@@ -74,21 +77,26 @@ export const agent = Effect.fn("Agent.agent")(function*(request: AgentRequest) {
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
     ...(request.tokenBudget === undefined ? {} : { tokenBudget: request.tokenBudget })
   }
-  const [outcome, repairs] = yield* withRepairs(
+  const [[outcome, ids], repairs] = yield* withRepairs(
     root,
     request.db,
-    ParentSession.run({
-      task: request.task,
-      model,
-      modelName: { provider: choice.success.provider.kind, model: choice.success.provider.model },
-      threadId: request.threadId,
-      parent,
-      child: choice.success.child,
-      admission: { _tag: "Gate", env },
-      progress: request.progress
-    }).pipe(Effect.mapError((e) => new RunFailed({ message: e.message, cause: e })))
+    Effect.gen(function*() {
+      const outcome = yield* ParentSession.run({
+        task: request.task,
+        model,
+        modelName: { provider: choice.success.provider.kind, model: choice.success.provider.model },
+        threadId: request.threadId,
+        parent,
+        child: choice.success.child,
+        admission: { _tag: "Gate", env },
+        progress: request.progress
+      }).pipe(Effect.mapError((e) => new RunFailed({ message: e.message, cause: e })))
+      // The joins' tables show ids shortened, as `forkjoin run` prints them.
+      const engine = yield* Engine
+      return [outcome, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
+    })
   ).pipe(Effect.provide(orchestratorLayer(root, db)))
-  return { outcome, repairs } satisfies AgentResult
+  return { outcome, repairs, ids } satisfies AgentResult
 })
 
 /**
@@ -156,7 +164,7 @@ export const renderText = (result: AgentResult, palette: Colour.Palette = Colour
   const o = result.outcome
   const lines: Array<string> = [`agent ${o.agentId}: ${o.steps} tool call(s), ${o.usage.modelCalls} model call(s), ` +
     `${o.usage.inputTokens + o.usage.outputTokens} tokens`]
-  for (const r of o.runs) lines.push(Run.renderText({ _tag: "Joined", outcome: r }, palette).trimEnd())
+  for (const r of o.runs) lines.push(Run.renderText({ _tag: "Joined", outcome: r, ids: result.ids }, palette).trimEnd())
   lines.push(`transcripts: ${o.transcripts[0] ?? "(none)"}${o.transcripts.length > 1 ? ` and ${o.transcripts.length - 1} child transcript(s)` : ""}`)
   const refused = o.gateRefusals.length
   lines.push(

@@ -9,11 +9,13 @@
  * @since 0.1.0
  */
 import * as Age from "@forkjoin/autonomy/Age"
+import { Engine } from "@forkjoin/engine/Engine"
 import * as OrchestratorGc from "@forkjoin/orchestrator/Gc"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { UsageError } from "./internal/errors.ts"
+import * as ShortIds from "./internal/shortIds.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
 import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 
@@ -61,6 +63,8 @@ export interface GcResult {
   readonly olderThan: string
   readonly pruneSnapshotsOlderThan?: string | undefined
   readonly report: OrchestratorGc.GcReport
+  /** The ids for text output (default: whole). */
+  readonly ids?: ShortIds.ShortIds | undefined
 }
 
 /**
@@ -78,10 +82,11 @@ export const gc = Effect.fn("Gc.gc")(function*(request: GcRequest) {
     : parseAge("--prune-snapshots-older-than", request.pruneSnapshotsOlderThan)
   if (prune !== undefined && Result.isFailure(prune)) return yield* new UsageError({ message: prune.failure })
   const root = yield* resolveWorkspace(request.workspace)
-  const report = yield* OrchestratorGc.gc({ olderThan: parsed.success, pruneSnapshotsOlderThan: prune?.success }).pipe(
-    Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db)))
-  )
-  return { olderThan, pruneSnapshotsOlderThan: request.pruneSnapshotsOlderThan, report } satisfies GcResult
+  const [report, ids] = yield* Effect.gen(function*() {
+    const report = yield* OrchestratorGc.gc({ olderThan: parsed.success, pruneSnapshotsOlderThan: prune?.success })
+    return [report, yield* ShortIds.loadForDisplay((yield* Engine).environmentId)] as const
+  }).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
+  return { olderThan, pruneSnapshotsOlderThan: request.pruneSnapshotsOlderThan, report, ids } satisfies GcResult
 })
 
 /**
@@ -120,9 +125,11 @@ const whyKept = (kept: OrchestratorGc.KeptRun, olderThan: string): string => {
  */
 export const renderText = (result: GcResult): string => {
   const { kept, removed } = result.report
+  // Only ids the history knows are cut (an export-only run's never reached it).
+  const shown = (text: string) => (result.ids ?? ShortIds.fullIds).shortIn(text)
   const lines = [
-    ...removed.map((r) => `removed ${r.runId} (${r.bytes} bytes)`),
-    ...kept.map((k) => `kept ${k.runId}: ${whyKept(k, result.olderThan)}`)
+    ...removed.map((r) => `removed ${shown(r.runId)} (${r.bytes} bytes)`),
+    ...kept.map((k) => shown(`kept ${k.runId}: ${whyKept(k, result.olderThan)}`))
   ]
   const freed = removed.reduce((n, r) => n + r.bytes, 0)
   lines.push(

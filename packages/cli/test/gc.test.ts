@@ -13,7 +13,7 @@ import Database from "better-sqlite3"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildCli, defaultDb, patch, removeSandboxes, runCli } from "./helpers.ts"
+import { buildCli, defaultDb, patch, removeSandboxes, runCli, short8 } from "./helpers.ts"
 import { editTask, makeCase, planOf, recordsOf } from "./joinHelpers.ts"
 
 beforeAll(buildCli)
@@ -192,11 +192,12 @@ describe("forkjoin gc", () => {
     expect(r.stdout.split("\n").sort()).toEqual([
       "",
       `freed ${bytes} bytes from 1 run folder(s)`,
-      `kept ${blocked.runId}: open conflicts need it; 'forkjoin conflicts --run ${blocked.runId}' lists them`,
+      `kept ${short8(blocked.runId)}: open conflicts need it; 'forkjoin conflicts --run ${short8(blocked.runId)}' lists them`,
+      // An export-only run never reached the history: its id stays whole.
       `removed ${exported.runId} (${bytes} bytes)`
     ].sort())
     const again = runCli(["gc", "--workspace", c.ws, "--older-than", "24h"])
-    expect(again.stdout).toBe(`kept ${blocked.runId}: open conflicts need it; 'forkjoin conflicts --run ${blocked.runId}' lists them\nNothing to remove: no finished run older than 24h.\n`)
+    expect(again.stdout).toBe(`kept ${short8(blocked.runId)}: open conflicts need it; 'forkjoin conflicts --run ${short8(blocked.runId)}' lists them\nNothing to remove: no finished run older than 24h.\n`)
   })
 
   it("a workspace without runs has nothing to remove; a bad --older-than is a usage error (exit 2, the usage_invalid line with --json)", () => {

@@ -190,3 +190,6 @@ export const readHistory = (file: string): HistoryContents => {
     db.close()
   }
 }
+
+/** `id` with each UUID cut to its first 8 characters, as text output shows an id no other UUID shares a prefix with. */
+export const short8 = (id: string): string => id.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (u) => u.slice(0, 8))

@@ -7,16 +7,13 @@
  */
 import Database from "better-sqlite3"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildCli, defaultDb, json, patch, removeSandboxes, runCli, workspaceTree } from "./helpers.ts"
+import { buildCli, defaultDb, json, patch, removeSandboxes, runCli, short8, workspaceTree } from "./helpers.ts"
 import { cliJson, editTask, makeCase, planOf, recordsOf, runJoin, textAt } from "./joinHelpers.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
-
-/** The run id cut to its first UUID group, as text output shows it when no other UUID shares it. */
-const short8 = (id: string): string => id.replace(UUID, (u) => u.slice(0, 8))
 
 /** A run of two children editing one line: `one` applied, `two` held back as a conflict. */
 const conflictedRun = () => {
@@ -73,6 +70,15 @@ describe("text output shows short ids, --json whole ones", () => {
     expect(runCli(["conflicts", "--workspace", c.ws]).stdout).toContain(`forkjoin resolve '${short8(c.conflictId)}'`)
     const listed = cliJson(["conflicts", "--workspace", c.ws])
     expect(listed.json.conflicts.map((x: { conflictId: string; runId: string }) => [x.conflictId, x.runId])).toEqual([[c.conflictId, c.runId]])
+  })
+
+  it("gc's text names a kept run by its short id", () => {
+    const c = conflictedRun()
+    const r = runCli(["gc", "--workspace", c.ws, "--older-than", "0s"])
+    expect(r.status, r.stderr).toBe(0)
+    // Kept: its open conflict needs it; both the line and its hint name the run shortened.
+    expect(r.stdout).toContain(`kept ${short8(c.runId)}: open conflicts need it; 'forkjoin conflicts --run ${short8(c.runId)}'`)
+    expect(r.stdout).not.toContain(c.runId)
   })
 
   it("forkjoin run's text says the run id once per line at most and never whole", () => {

@@ -9,6 +9,7 @@
  *
  * Reads only: the ids come from the history database through the `Sqlite` service.
  */
+import { partitionPoint } from "@forkjoin/patch/Sorted"
 import type { StoreError } from "@forkjoin/history/HistoryStore"
 import { Sqlite } from "@forkjoin/history/Sqlite"
 import type { EnvironmentId } from "@forkjoin/schema/Ids"
@@ -103,17 +104,6 @@ const commonPrefix = (a: string | undefined, b: string): number => {
   return n
 }
 
-/** The first index of `sorted` whose value is not below `u`. */
-const lowerBound = (sorted: ReadonlyArray<string>, u: string): number => {
-  let lo = 0
-  let hi = sorted.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (sorted[mid]! < u) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
 
 /**
  * The short ids of `sets` (pure): a UUID is cut after the longest prefix it shares with any
@@ -136,7 +126,7 @@ export const make = (sets: IdSets): ShortIds => {
   const lengthOf = (u: string): number => {
     const known = lengths.get(u)
     if (known !== undefined) return known
-    const at = lowerBound(sorted, u)
+    const at = partitionPoint(sorted, (x) => x < u)
     const next = sorted[at] === u ? sorted[at + 1] : sorted[at]
     const shared = Math.max(commonPrefix(sorted[at - 1], u), next === undefined ? 0 : commonPrefix(next, u))
     const length = Math.min(u.length, Math.max(MIN_SHOWN, shared + 1))

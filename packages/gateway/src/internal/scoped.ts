@@ -8,6 +8,7 @@
  *
  * It owns the caller's numbering and the cursor seal. The visibility rule is `sees`, the views'.
  */
+import { partitionPoint } from "@forkjoin/patch/Sorted"
 import { Engine } from "@forkjoin/engine/Engine"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { ordinalOf } from "@forkjoin/history/ViewRequests"
@@ -44,17 +45,6 @@ const seenBy = (store: object, caller: ThreadId): Seen => {
   return seen
 }
 
-/** How many of `sorted` are at most `n` (binary search). */
-const countUpTo = (sorted: ReadonlyArray<number>, n: number): number => {
-  let lo = 0
-  let hi = sorted.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (sorted[mid]! <= n) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
 
 /**
  * The caller's `Seen`, having read the records committed since the last call up to `ordinal`
@@ -83,7 +73,7 @@ const seenUpTo = (caller: ThreadId, ordinal: number): Effect.Effect<Seen, Unavai
   }).pipe(Effect.mapError((e) => (e instanceof Unavailable ? e : new Unavailable({ message: e.message }))))
 
 /** The number `caller` sees for the record with global ordinal `ordinal`: how many records it sees were committed up to it. */
-const numberFor = (caller: ThreadId, ordinal: number) => Effect.map(seenUpTo(caller, ordinal), (seen) => countUpTo(seen.ordinals, ordinal))
+const numberFor = (caller: ThreadId, ordinal: number) => Effect.map(seenUpTo(caller, ordinal), (seen) => partitionPoint(seen.ordinals, (o) => o <= ordinal))
 
 /**
  * A diff `target` as the views take it: `#N` from a token names the caller's `N`-th record, so

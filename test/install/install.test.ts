@@ -62,7 +62,16 @@ describe("the npm pack tarball in a fresh project", () => {
   it("installs without Node engine warnings and without the unpublished workspace packages", () => {
     expect(installErr).not.toMatch(/EBADENGINE/)
     const installed = JSON.parse(fs.readFileSync(path.join(project, "node_modules/@forkjoin/forkjoin/package.json"), "utf8"))
-    expect(Object.keys(installed.dependencies).sort()).toEqual(["better-sqlite3", "effect", "lz4-napi"])
+    expect(Object.keys(installed.dependencies).sort()).toEqual([
+      "better-sqlite3",
+      "effect",
+      "lz4-napi",
+      "tree-sitter-javascript",
+      "tree-sitter-json",
+      "tree-sitter-python",
+      "tree-sitter-typescript",
+      "web-tree-sitter"
+    ])
     expect(fs.existsSync(path.join(project, "node_modules/@forkjoin/cli"))).toBe(false)
   })
 

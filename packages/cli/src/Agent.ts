@@ -43,6 +43,8 @@ export interface AgentRequest {
   /** Live progress lines (a terminal); nothing when undefined. */
   readonly progress?: ((line: string) => Effect.Effect<void>) | undefined
   readonly env?: Config.Env | undefined
+  /** Read the short ids text output shows (the ids near the joined runs'); `--json` leaves this off. */
+  readonly shortIds?: boolean | undefined
 }
 
 /**
@@ -93,7 +95,7 @@ export const agent = Effect.fn("Agent.agent")(function*(request: AgentRequest) {
       }).pipe(Effect.mapError((e) => new RunFailed({ message: e.message, cause: e })))
       // The joins' tables show ids shortened, as `forkjoin run` prints them.
       const engine = yield* Engine
-      return [outcome, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
+      return [outcome, yield* Run.idsFor(request.shortIds, engine.environmentId, outcome.runs)] as const
     })
   ).pipe(Effect.provide(orchestratorLayer(root, db)))
   return { outcome, repairs, ids } satisfies AgentResult

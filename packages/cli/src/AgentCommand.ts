@@ -68,7 +68,8 @@ export const agent = Command.make(
         maxSteps: Option.getOrUndefined(input.maxSteps),
         tokenBudget: Option.getOrUndefined(input.tokenBudget),
         // The parent's and children's steps live for a person at a terminal; --json and pipes stay quiet.
-        progress: !input.json && process.stderr.isTTY === true ? (line: string) => writeStderr(`  ${line}\n`) : undefined
+        progress: !input.json && process.stderr.isTTY === true ? (line: string) => writeStderr(`  ${line}\n`) : undefined,
+        shortIds: !input.json
       }).pipe(
         Effect.onInterrupt(() =>
           writeStderr("forkjoin agent was interrupted: running children write nothing. If a join had started, 'forkjoin status' lists it.\n")

@@ -51,6 +51,8 @@ export interface GcRequest {
   readonly db?: string | undefined
   readonly olderThan?: string | undefined
   readonly pruneSnapshotsOlderThan?: string | undefined
+  /** Read the short ids text output shows (the ids near the runs it names); `--json` leaves this off. */
+  readonly shortIds?: boolean | undefined
 }
 
 /**
@@ -84,7 +86,8 @@ export const gc = Effect.fn("Gc.gc")(function*(request: GcRequest) {
   const root = yield* resolveWorkspace(request.workspace)
   const [report, ids] = yield* Effect.gen(function*() {
     const report = yield* OrchestratorGc.gc({ olderThan: parsed.success, pruneSnapshotsOlderThan: prune?.success })
-    return [report, yield* ShortIds.loadForDisplay((yield* Engine).environmentId)] as const
+    const named = [...report.removed.map((r) => r.runId), ...report.kept.map((k) => k.runId)]
+    return [report, request.shortIds === true ? yield* ShortIds.loadForDisplay((yield* Engine).environmentId, named) : ShortIds.fullIds] as const
   }).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
   return { olderThan, pruneSnapshotsOlderThan: request.pruneSnapshotsOlderThan, report, ids } satisfies GcResult
 })

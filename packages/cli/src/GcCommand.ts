@@ -50,7 +50,8 @@ export const gc = Command.make(
         workspace: input.workspace,
         db: Option.getOrUndefined(input.db),
         olderThan: Option.getOrUndefined(input.olderThan),
-        pruneSnapshotsOlderThan: Option.getOrUndefined(input.pruneSnapshotsOlderThan)
+        pruneSnapshotsOlderThan: Option.getOrUndefined(input.pruneSnapshotsOlderThan),
+        shortIds: !input.json
       })
       yield* writeStdout(input.json ? Gc.renderJson(result) : Gc.renderText(result))
     },

@@ -18,7 +18,7 @@ import { PromptDriver } from "@forkjoin/runtime/Driver"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import { encodeChangeset } from "@forkjoin/runtime/Session"
 import type { GateDecision } from "@forkjoin/schema/Autonomy"
-import { MergeRunIdInput, type ThreadId } from "@forkjoin/schema/Ids"
+import { type EnvironmentId, MergeRunIdInput, type ThreadId } from "@forkjoin/schema/Ids"
 import type { ChildRefusal } from "@forkjoin/schema/MergeRun"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -49,6 +49,8 @@ export interface RunRequest {
   readonly threadId: ThreadId
   /** Live progress lines (a terminal); nothing when undefined. */
   readonly progress?: ((line: string) => Effect.Effect<void>) | undefined
+  /** Read the short ids text output shows (the ids near the joined run's); `--json` leaves this off. */
+  readonly shortIds?: boolean | undefined
 }
 
 /**
@@ -126,7 +128,7 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
           Effect.mapError((e) => new UsageError({ message: `--resume: ${e.message}`, cause: e }))
         )
         const outcome = yield* OrchestratorRun.resume(runId)
-        return [outcome, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
+        return [outcome, yield* idsFor(request.shortIds, engine.environmentId, [outcome])] as const
       })
     ).pipe(Effect.provide(orchestratorLayer(root, db)))
     return { _tag: "Joined", outcome, repairs, ids } satisfies RunResult
@@ -160,7 +162,7 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
         ...(request.progress === undefined ? {} : { progress: request.progress })
       }).pipe(withPromptDriver(prompted))
       const engine = yield* Engine
-      return [outcome, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
+      return [outcome, yield* idsFor(request.shortIds, engine.environmentId, [outcome])] as const
     })
   ).pipe(
     Effect.provide(orchestratorLayer(root, db))
@@ -168,6 +170,31 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
   yield* warnGate(outcome.run.gate)
   return { _tag: "Joined", outcome, repairs, ids } satisfies RunResult
 })
+
+/**
+ * Every id and message of `outcomes` that `renderText` shortens: the run, its merges and their
+ * transactions, its conflicts, and why it did not finish.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const shownIds = (outcomes: ReadonlyArray<OrchestratorRun.RunOutcome>): ReadonlyArray<string> =>
+  outcomes.flatMap((o) => [
+    o.runId,
+    ...o.run.outcomes.flatMap((c) => (c.transactionId === undefined ? [] : [c.transactionId])),
+    ...o.conflicts.map((c) => c.conflictId),
+    ...(o.finish.ok ? [] : [o.finish.message])
+  ])
+
+/**
+ * The short ids of what the text shows of `outcomes` when `wanted` (text output), else every id
+ * whole without reading anything (`--json`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const idsFor = (wanted: boolean | undefined, environmentId: EnvironmentId, outcomes: ReadonlyArray<OrchestratorRun.RunOutcome>) =>
+  wanted === true ? ShortIds.loadForDisplay(environmentId, shownIds(outcomes)) : Effect.succeed(ShortIds.fullIds)
 
 /**
  * The model that drives the plan's `prompt` tasks, chosen from the workspace's configuration

@@ -63,7 +63,8 @@ export const run = Command.make(
         exportOnly: input.exportOnly,
         threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli")),
         // Live progress only for a person at a terminal; --json and pipes stay quiet.
-        progress: !input.json && process.stderr.isTTY === true ? (line: string) => writeStderr(`  ${line}\n`) : undefined
+        progress: !input.json && process.stderr.isTTY === true ? (line: string) => writeStderr(`  ${line}\n`) : undefined,
+        shortIds: !input.json
       }).pipe(
         // Ctrl-C: running children are interrupted and write nothing; a join stops between
         // children's transactions, like a crash, and stays resumable.

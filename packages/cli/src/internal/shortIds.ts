@@ -148,6 +148,9 @@ export const make = (sets: IdSets): ShortIds => {
   return { short, shortIn, match, sets }
 }
 
+// No ids: nothing is cut, nothing matches.
+const none: IdSets = { run: [], transaction: [], conflict: [], record: [], thread: [], transactionOf: new Map() }
+
 /**
  * Leaves every id whole and matches nothing: for text output when the history cannot be read.
  *
@@ -155,7 +158,7 @@ export const make = (sets: IdSets): ShortIds => {
  * @since 0.1.0
  */
 export const fullIds: ShortIds = {
-  ...make({ run: [], transaction: [], conflict: [], record: [], thread: [], transactionOf: new Map() }),
+  ...make(none),
   short: (id) => id,
   shortIn: (text) => text
 }
@@ -171,7 +174,7 @@ type RecordIds = { readonly record_id: string; readonly transaction_id: string; 
 
 /** The ids of the environment's history that hold one of `heads` (a table that does not exist yet holds none). */
 const read = (operation: string, environmentId: EnvironmentId, heads: ReadonlyArray<string>): Effect.Effect<ShortIds, StoreError, Sqlite> =>
-  Effect.flatMap(Sqlite, (sql) =>
+  heads.length === 0 ? Effect.succeed(make(none)) : Effect.flatMap(Sqlite, (sql) =>
     sql.run(operation, (c) => {
       const tables = new Set(c.all<{ readonly name: string }>(TABLES).map((t) => t.name))
       const ids = (query: string, table: string) =>
@@ -197,24 +200,37 @@ const read = (operation: string, environmentId: EnvironmentId, heads: ReadonlyAr
 export const load = (environmentId: EnvironmentId): Effect.Effect<ShortIds, StoreError, Sqlite> => read("ShortIds.load", environmentId, [""])
 
 /**
- * Like `load`, but only the ids whose UUIDs could share a shown prefix with the UUID of
- * `shown` (they hold its first `MIN_SHOWN` characters): enough to shorten `shown` exactly as `load`
- * would, without reading the whole history (`forkjoin apply` prints one id).
+ * Like `load`, but only the ids whose UUIDs could share a shown prefix with a UUID in one of
+ * `shown` (ids or messages; the ids read hold its first `MIN_SHOWN` characters): enough for
+ * `short` and `shortIn` to cut every UUID of `shown` exactly as `load` would, without reading
+ * the whole history. Nothing is read when `shown` holds no UUID.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const loadAround = (environmentId: EnvironmentId, shown: string): Effect.Effect<ShortIds, StoreError, Sqlite> =>
-  read("ShortIds.loadAround", environmentId, [(uuidOf(shown) ?? shown).slice(0, MIN_SHOWN)])
+export const loadNear = (environmentId: EnvironmentId, shown: Iterable<string>): Effect.Effect<ShortIds, StoreError, Sqlite> => {
+  const heads = new Set<string>()
+  for (const text of shown) for (const [u] of text.matchAll(new RegExp(UUID.source, "g"))) heads.add(u.slice(0, MIN_SHOWN))
+  return read("ShortIds.loadNear", environmentId, [...heads])
+}
 
 /**
- * The short ids for text output; when the history cannot be read, ids are shown whole.
+ * `loadNear` for one id (`forkjoin apply` prints one).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const loadForDisplay = (environmentId: EnvironmentId): Effect.Effect<ShortIds, never, Sqlite> =>
-  Effect.orElseSucceed(load(environmentId), () => fullIds)
+export const loadAround = (environmentId: EnvironmentId, shown: string): Effect.Effect<ShortIds, StoreError, Sqlite> => loadNear(environmentId, [shown])
+
+/**
+ * The short ids for text output: of the whole history, or with `shown` only those near the ids
+ * and messages it holds (`loadNear`); when the history cannot be read, ids are shown whole.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const loadForDisplay = (environmentId: EnvironmentId, shown?: Iterable<string>): Effect.Effect<ShortIds, never, Sqlite> =>
+  Effect.orElseSucceed(shown === undefined ? load(environmentId) : loadNear(environmentId, shown), () => fullIds)
 
 /**
  * The full id of `kind` that `input` names: itself when it names none (the command then says

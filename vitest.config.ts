@@ -84,7 +84,9 @@ export default defineConfig({
     // cores): most CLI, crash and probe tests wait on child processes, not the CPU.
     maxWorkers: 2,
     sequence: { sequencer: SlowestFirst },
-    testTimeout: 60_000,
-    hookTimeout: 60_000
+    // Hang guards, not speed bounds: the crash and probe tests run dozens of processes each, and
+    // on a 2-core machine shared with other work (load 10+) one of them took over a minute.
+    testTimeout: 180_000,
+    hookTimeout: 180_000
   }
 })

@@ -86,7 +86,7 @@ describe("forkjoin probe and forkjoin gate", () => {
     expect(blocked.status).toBe(1)
     expect(blocked.decision.missing).toEqual(["scenario_failed"])
     expect(blocked.decision.reasons[0].message).toContain("baseline_drift_refused")
-  }, 60_000)
+  })
 
   it("refuses tampered evidence: edited status, edited digest, wrong schema, truncated file, missing file", () => {
     const cases: ReadonlyArray<[string, (t: string) => string, string]> = [
@@ -148,7 +148,7 @@ describe("forkjoin probe and forkjoin gate", () => {
     expect(wrongKind.status).toBe(2)
     expect(wrongKind.decision.error.code).toBe("key_invalid")
     expect(wrongKind.decision.error.paths).toEqual([ci])
-  }, 60_000)
+  })
 })
 
 describe("forkjoin config explain and bad settings", () => {

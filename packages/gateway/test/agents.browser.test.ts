@@ -72,5 +72,5 @@ describe("the page's agent sessions", () => {
     await expect.poll(() => item.count(), { timeout: 30_000 }).toBe(2)
     expect(errors).toEqual([])
     await page.close()
-  }, 60_000)
+  })
 })

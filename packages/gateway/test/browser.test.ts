@@ -87,7 +87,7 @@ describe("the history page", () => {
     await shot(page, "04-conflict-resolved")
     expect(errors).toEqual([])
     await page.close()
-  }, 60_000)
+  })
 
   it("with a child's token, the page shows that child's thread and nothing else", async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
@@ -109,5 +109,5 @@ describe("the history page", () => {
     await page.reload()
     await expect.poll(() => page.getByTestId("login").isVisible()).toBe(true)
     await page.close()
-  }, 60_000)
+  })
 })

@@ -11,6 +11,7 @@
  */
 import * as Config from "@forkjoin/autonomy/Config"
 import * as Models from "@forkjoin/drivers/Models"
+import * as AgentSessions from "@forkjoin/orchestrator/AgentSessions"
 import * as ParentSession from "@forkjoin/drivers/ParentSession"
 import type { ProviderKind } from "@forkjoin/drivers/ProviderSettings"
 import { Engine, type RepairOutcome } from "@forkjoin/engine/Engine"
@@ -58,6 +59,8 @@ export interface AgentResult {
   readonly repairs: ReadonlyArray<RepairOutcome>
   /** The ids for text output (default: whole). */
   readonly ids?: ShortIds.ShortIds | undefined
+  /** The workspace's agent sessions' short ids, for text output (default: whole). */
+  readonly agentIds?: ShortIds.ShortIds | undefined
 }
 
 /**
@@ -98,7 +101,8 @@ export const agent = Effect.fn("Agent.agent")(function*(request: AgentRequest) {
       return [outcome, yield* Run.idsFor(request.shortIds, engine.environmentId, outcome.runs)] as const
     })
   ).pipe(Effect.provide(orchestratorLayer(root, db)))
-  return { outcome, repairs, ids } satisfies AgentResult
+  const agentIds = request.shortIds === true ? ShortIds.ofAgents(yield* AgentSessions.listIds(root)) : undefined
+  return { outcome, repairs, ids, agentIds } satisfies AgentResult
 })
 
 /**
@@ -157,14 +161,15 @@ export const renderJson = (result: AgentResult): string => {
 }
 
 /**
- * Human output: each join's table (as `forkjoin run` prints it), then how the parent ended.
+ * Human output: the session (its id shortened, as `forkjoin agents` shows it), each join's
+ * table (as `forkjoin run` prints it), then how the parent ended.
  *
  * @category combinators
  * @since 0.1.0
  */
 export const renderText = (result: AgentResult, palette: Colour.Palette = Colour.forStdout()): string => {
   const o = result.outcome
-  const lines: Array<string> = [`agent ${o.agentId}: ${o.steps} tool call(s), ${o.usage.modelCalls} model call(s), ` +
+  const lines: Array<string> = [`agent ${(result.agentIds ?? ShortIds.fullIds).short(o.agentId)}: ${o.steps} tool call(s), ${o.usage.modelCalls} model call(s), ` +
     `${o.usage.inputTokens + o.usage.outputTokens} tokens`]
   for (const r of o.runs) lines.push(Run.renderText({ _tag: "Joined", outcome: r, ids: result.ids }, palette).trimEnd())
   lines.push(`transcripts: ${o.transcripts[0] ?? "(none)"}${o.transcripts.length > 1 ? ` and ${o.transcripts.length - 1} child transcript(s)` : ""}`)

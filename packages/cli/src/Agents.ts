@@ -2,18 +2,22 @@
  * `forkjoin agents` and `forkjoin agents ID`: the agent sessions of a workspace (`forkjoin
  * agent` and `forkjoin mcp`) as their artifacts keep them (`@forkjoin/orchestrator/AgentSessions`):
  * kind, provider and model, task or MCP client, status, when, steps and tokens; one session in
- * full adds its tool calls, the runs it started and their children. Reads only. The flags are
- * in `AgentsCommand.ts`.
+ * full adds its tool calls, the runs it started and their children. Text output shows session
+ * and run ids shortened (`internal/shortIds.ts`), `--json` whole; `agents ID` takes either. Reads
+ * only. The flags are in `AgentsCommand.ts`.
  *
  * @since 0.1.0
  */
 import { environmentIdOf } from "@forkjoin/engine/Engine"
+import { sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
+import { Sqlite } from "@forkjoin/history/Sqlite"
 import type { MergeRun } from "@forkjoin/schema/MergeRun"
 import { type AgentSession, type AgentSessionDetail, AgentShow as AgentShowJson, AgentsList } from "@forkjoin/schema/WorkspaceIndex"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { UsageError } from "./internal/errors.ts"
+import * as ShortIds from "./internal/shortIds.ts"
 import { readAgentSessions, readRuns } from "./internal/workspaceIndex.ts"
 import { historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 
@@ -37,32 +41,45 @@ export const list = Effect.fn("Agents.list")(function*(request: { readonly works
 export interface AgentShow {
   readonly detail: AgentSessionDetail
   readonly runs: ReadonlyArray<MergeRun>
+  /** The sessions' short ids, for text output (default: whole). */
+  readonly agentIds?: ShortIds.ShortIds | undefined
+  /** The history's short ids near the runs it started, for text output (default: whole). */
+  readonly ids?: ShortIds.ShortIds | undefined
 }
 
 /**
- * One session by id (a unique prefix of it also names it); an unknown id is a `UsageError`
- * listing the sessions there are.
+ * One session by id, whole or shortened like every short id (its UUID cut to at least 4
+ * characters; `ambiguous_id` when that names several); an unknown id is a `UsageError` saying
+ * how many sessions there are. With `shortIds` (text output), also the short ids to show.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const show = Effect.fn("Agents.show")(function*(request: { readonly workspace: string; readonly db?: string | undefined; readonly id: string }) {
+export const show = Effect.fn("Agents.show")(function*(
+  request: { readonly workspace: string; readonly db?: string | undefined; readonly id: string; readonly shortIds?: boolean | undefined }
+) {
   const root = yield* resolveWorkspace(request.workspace)
   const sessions = yield* readAgentSessions(root)
-  const exact = sessions.filter((s) => s.session.agentId === request.id)
-  const matches = exact.length > 0 ? exact : sessions.filter((s) => s.session.agentId.startsWith(request.id))
-  const detail = matches[0]
-  if (detail === undefined || matches.length > 1) {
-    const known = sessions.map((s) => s.session.agentId)
+  const known = sessions.map((s) => s.session.agentId)
+  const agentIds = ShortIds.ofAgents(known)
+  const id = yield* ShortIds.expand(agentIds, "agent", request.id, "AGENT_ID")
+  const detail = sessions.find((s) => s.session.agentId === id)
+  if (detail === undefined) {
     return yield* new UsageError({
-      message: `${matches.length > 1 ? `'${request.id}' names ${matches.length} agent sessions` : `no agent session '${request.id}' in this workspace`}; ` +
+      message: `no agent session '${request.id}' in this workspace; ` +
         (known.length === 0 ? "no forkjoin agent session ran here yet." : `run 'forkjoin agents' to list them (${known.length} here).`)
     })
   }
   const db = historyDbOf(root, request.db)
-  const all = fs.existsSync(db) ? yield* readRuns(db, environmentIdOf(root)) : []
+  const history = fs.existsSync(db)
+  const all = history ? yield* readRuns(db, environmentIdOf(root)) : []
   const runs = all.filter((r) => detail.session.runIds.includes(r.runId))
-  return { detail, runs } satisfies AgentShow
+  if (request.shortIds !== true || !history) return { detail, runs, agentIds } satisfies AgentShow
+  const ids = yield* ShortIds.loadForDisplay(environmentIdOf(root), detail.session.runIds).pipe(
+    Effect.provide(Sqlite.layer(db, sqliteOptions())),
+    Effect.orElseSucceed(() => ShortIds.fullIds)
+  )
+  return { detail, runs, agentIds, ids } satisfies AgentShow
 })
 
 const encodeList = Schema.encodeSync(AgentsList)
@@ -90,8 +107,8 @@ const whatOf = (s: AgentSession): string =>
   s.kind === "agent" ? JSON.stringify(s.task) : s.client === undefined ? "client unknown" : `client ${s.client.name} ${s.client.version}`
 
 /**
- * One line per session (id, kind, provider/model, status, when it started, steps, tokens,
- * runs, its task or MCP client); an empty list says what records sessions.
+ * One line per session (id shortened, kind, provider/model, status, when it started, steps,
+ * tokens, runs, its task or MCP client); an empty list says what records sessions.
  *
  * @category combinators
  * @since 0.1.0
@@ -100,8 +117,9 @@ export const renderListText = (sessions: ReadonlyArray<AgentSession>): string =>
   if (sessions.length === 0) {
     return "no agent sessions yet: forkjoin agent records one per task, forkjoin mcp one per client connection\n"
   }
+  const ids = ShortIds.ofAgents(sessions.map((s) => s.agentId))
   return sessions.map((s) =>
-    `${s.agentId}  ${s.kind}  ${modelOf(s)}  ${statusOf(s)}  ${s.startedAt === null ? `ended ${s.endedAt ?? "?"}` : `started ${s.startedAt}`}  ` +
+    `${ids.short(s.agentId)}  ${s.kind}  ${modelOf(s)}  ${statusOf(s)}  ${s.startedAt === null ? `ended ${s.endedAt ?? "?"}` : `started ${s.startedAt}`}  ` +
     `${s.steps} step(s)  ${tokensOf(s)} tokens  ${s.runIds.length} run(s)  ${whatOf(s)}\n`
   ).join("") + "details: forkjoin agents AGENT_ID\n"
 }
@@ -124,15 +142,15 @@ const paramsLine = (params: unknown): string => {
 
 /**
  * The session's summary, each tool call with its result, then each run it started with its
- * children's outcomes.
+ * children's outcomes; the session and run ids shortened (`agentIds`, `ids`).
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderShowText = ({ detail, runs }: AgentShow): string => {
+export const renderShowText = ({ agentIds = ShortIds.fullIds, detail, ids = ShortIds.fullIds, runs }: AgentShow): string => {
   const s = detail.session
   const lines = [
-    `${s.kind} ${s.agentId}: ${statusOf(s)}, started ${s.startedAt ?? "(not recorded)"}, ended ${s.endedAt ?? "(not recorded)"}`,
+    `${s.kind} ${agentIds.short(s.agentId)}: ${statusOf(s)}, started ${s.startedAt ?? "(not recorded)"}, ended ${s.endedAt ?? "(not recorded)"}`,
     `thread: ${s.threadId ?? "(not recorded)"}`,
     `model: ${modelOf(s)}`,
     s.kind === "agent" ? `task: ${s.task}` : `client: ${s.client === undefined ? "unknown" : `${s.client.name} ${s.client.version}`}`,
@@ -147,7 +165,7 @@ export const renderShowText = ({ detail, runs }: AgentShow): string => {
       const run = runs.find((r) => r.runId === id)
       return run === undefined
         ? `  ${id}: not in this history`
-        : `  ${id}  ${run.status}  ${run.outcomes.map((o) => `${o.childId} ${o.status}`).join(", ") || "no children"}`
+        : `  ${ids.short(id)}  ${run.status}  ${run.outcomes.map((o) => `${o.childId} ${o.status}`).join(", ") || "no children"}`
     }),
     `${s.kind === "agent" ? "transcript" : "record"}: ${s.transcript}`
   ]

@@ -20,7 +20,7 @@ export const agents = Command.make(
   "agents",
   {
     id: Argument.String("AGENT_ID").pipe(
-      Argument.withDescription("One session to show in full (its id as 'forkjoin agents' lists it, or a unique prefix)"),
+      Argument.withDescription("One session to show in full: its id whole or as 'forkjoin agents' shows it (at least 4 characters of its UUID, e.g. agent-1f2e)"),
       Argument.optional
     ),
     workspace: workspaceFlag(),
@@ -40,7 +40,7 @@ export const agents = Command.make(
         const sessions = yield* Agents.list({ workspace: input.workspace })
         return yield* writeStdout(input.json ? Agents.renderListJson(sessions) : Agents.renderListText(sessions))
       }
-      const shown = yield* Agents.show({ workspace: input.workspace, db: Option.getOrUndefined(input.db), id: input.id.value })
+      const shown = yield* Agents.show({ workspace: input.workspace, db: Option.getOrUndefined(input.db), id: input.id.value, shortIds: !input.json })
       yield* writeStdout(input.json ? Agents.renderShowJson(shown) : Agents.renderShowText(shown))
     },
     (effect, input) => Effect.catchTag(effect, ["UsageError", "HistoryCommandError"], reportFailure("agents", input.json))
@@ -50,12 +50,13 @@ export const agents = Command.make(
     "List the agent sessions of this workspace, oldest first: forkjoin agent sessions (kind agent) and forkjoin mcp " +
       "client connections (kind mcp), each with its id, provider/model, status, when it started, steps, tokens, the runs " +
       "it started and its task (or MCP client). With AGENT_ID, one session in full: its thread, every tool call and its " +
-      "result, the runs it started and their children's outcomes, and the file that keeps it. Reads only. Exit 0, 1 " +
-      "when the history cannot be read, 2 usage error (an unknown AGENT_ID)."
+      "result, the runs it started and their children's outcomes, and the file that keeps it. Text shows ids shortened " +
+      "(--json whole); AGENT_ID may be either. Reads only. Exit 0, 1 when the history cannot be read or AGENT_ID names " +
+      "several sessions (ambiguous_id: give more characters), 2 usage error (an unknown AGENT_ID)."
   ),
   Command.withShortDescription("List agent sessions (forkjoin agent and forkjoin mcp), or show one"),
   Command.withExamples([
     { command: "forkjoin agents", description: "Every agent session here" },
-    { command: "forkjoin agents agent-1f2e --json", description: "One session (by id prefix) as JSON" }
+    { command: "forkjoin agents agent-1f2e --json", description: "One session (by its short id) as JSON" }
   ])
 )

@@ -9,7 +9,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildCli, json, makeSandbox, patch, removeSandboxes, runCli } from "./helpers.ts"
+import { buildCli, json, makeSandbox, patch, removeSandboxes, runCli, short8 } from "./helpers.ts"
 import { connectMcp, observationOf } from "./mcpClient.ts"
 
 beforeAll(() => buildCli())
@@ -52,7 +52,7 @@ describe("forkjoin agents lists forkjoin mcp sessions", () => {
     expect(s.agentId).toMatch(/^mcp-/)
     expect(s.startedAt <= s.endedAt).toBe(true)
     const text = runCli(["agents", "--workspace", ws]).stdout
-    expect(text).toContain(`${s.agentId}  mcp  no model  ended  started ${s.startedAt}  3 step(s)  0 tokens  1 run(s)  client session-test 2.3.4\n`)
+    expect(text).toContain(`${short8(s.agentId)}  mcp  no model  ended  started ${s.startedAt}  3 step(s)  0 tokens  1 run(s)  client session-test 2.3.4\n`)
 
     const shown = runCli(["agents", s.agentId, "--workspace", ws, "--json"])
     expect(shown.status, shown.stderr).toBe(0)
@@ -61,8 +61,8 @@ describe("forkjoin agents lists forkjoin mcp sessions", () => {
     expect(detail.agent.toolCalls[1].message).toContain(".git/config")
     expect(detail.runs.map((r: any) => [r.runId, r.status, r.outcomes.map((o: any) => o.childId)])).toEqual([[runId, "applied", ["docs"]]])
     const showText = runCli(["agents", s.agentId, "--workspace", ws]).stdout
-    expect(showText).toContain(`mcp ${s.agentId}: ended, started ${s.startedAt}, ended ${s.endedAt}\nthread: editor\nmodel: no model\nclient: session-test 2.3.4\n`)
-    expect(showText).toContain(`  ${runId}  applied  docs applied\n`)
+    expect(showText).toContain(`mcp ${short8(s.agentId)}: ended, started ${s.startedAt}, ended ${s.endedAt}\nthread: editor\nmodel: no model\nclient: session-test 2.3.4\n`)
+    expect(showText).toContain(`  ${short8(runId)}  applied  docs applied\n`)
 
     expect(json(runCli(["runs", "--workspace", ws, "--json"]).stdout).runs.map((r: any) => [r.run.runId, r.agentId])).toEqual([[runId, s.agentId]])
   })

@@ -11,7 +11,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Conversation, startModelServer, type Turn } from "../../drivers/test/support/modelServer.ts"
-import { buildCli, json, makeSandbox, removeSandboxes, runCli, runCliAsync } from "./helpers.ts"
+import { buildCli, json, makeSandbox, removeSandboxes, runCli, runCliAsync, short8 } from "./helpers.ts"
 
 beforeAll(() => buildCli())
 afterAll(removeSandboxes)
@@ -72,7 +72,7 @@ describe("forkjoin agents", () => {
     })
     const text = runCli(["agents", "--workspace", ws])
     expect(agents[0].startedAt <= agents[0].endedAt).toBe(true)
-    expect(text.stdout).toContain(`${agent.agentId}  agent  openai/test-model  finished  started ${agents[0].startedAt}  `)
+    expect(text.stdout).toContain(`${short8(agent.agentId)}  agent  openai/test-model  finished  started ${agents[0].startedAt}  `)
     expect(text.stdout).toContain(`  ${agent.steps} step(s)  175 tokens  1 run(s)  "write the docs and the code"\n`)
 
     // By a unique prefix of its id.
@@ -88,7 +88,7 @@ describe("forkjoin agents", () => {
     expect(showText).toContain("task: write the docs and the code\n")
     expect(showText).toContain("thread: agent\nmodel: openai/test-model\n")
     expect(showText).toMatch(/ {2}1\. run_subagents \{"tasks":.* -> ok: Joined: docs applied, src applied\.\n/)
-    expect(showText).toContain(`  ${agent.runId}  applied  docs applied, src applied\n`)
+    expect(showText).toContain(`  ${short8(agent.runId)}  applied  docs applied, src applied\n`)
 
     // The run and the threads name the session that started them.
     expect(json(runCli(["runs", "--workspace", ws, "--json"]).stdout).runs.map((r: any) => r.agentId)).toEqual([agent.agentId])

@@ -133,6 +133,8 @@ describe("short ids read only what the output shows", () => {
       expect(runIds).toHaveLength(2)
       const latest = runIds.find((id: string) => asText.stdout.includes(`run ${short8(id)}: applied`))
       expect(latest, asText.stdout).toBeDefined()
+      // The session's id is short too (sessions are folders: no query reads them).
+      expect(asText.stdout).toMatch(/^agent agent-[0-9a-f]{8}: /)
       expectBounded(spy.reads(), [latest])
     } finally {
       await server.close()

@@ -184,6 +184,20 @@ const readSession = (runsFolder: string, agentId: string): AgentSessionDetail | 
   return record === undefined ? undefined : { session: sessionOfRecord(record, recordFile), toolCalls: record.toolCalls, messages: [] }
 }
 
+/**
+ * The ids of the sessions kept under the workspace at `root`: the names of its session folders
+ * (real folders named `agent-…` or `mcp-…`), without reading what they hold.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const listIds = (root: string): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.sync(() => {
+    const runsFolder = runsFolderOf(root)
+    if (!isFolder(runsFolder)) return []
+    return fs.readdirSync(runsFolder).filter((name) => (name.startsWith(AGENT_PREFIX) || name.startsWith(MCP_PREFIX)) && isFolder(path.join(runsFolder, name)))
+  })
+
 /** When a session is placed in the list: its start, else its end. */
 const orderKey = (s: AgentSession): string => s.startedAt ?? s.endedAt ?? ""
 
@@ -195,14 +209,10 @@ const orderKey = (s: AgentSession): string => s.startedAt ?? s.endedAt ?? ""
  * @since 0.1.0
  */
 export const readAll = (root: string): Effect.Effect<ReadonlyArray<AgentSessionDetail>> =>
-  Effect.sync(() => {
-    const runsFolder = runsFolderOf(root)
-    if (!isFolder(runsFolder)) return []
-    return fs.readdirSync(runsFolder)
-      .filter((name) => name.startsWith(AGENT_PREFIX) || name.startsWith(MCP_PREFIX))
+  Effect.map(listIds(root), (names) =>
+    names
       .flatMap((name) => {
-        const detail = readSession(runsFolder, name)
+        const detail = readSession(runsFolderOf(root), name)
         return detail === undefined ? [] : [detail]
       })
-      .sort((a, b) => orderKey(a.session).localeCompare(orderKey(b.session)) || a.session.agentId.localeCompare(b.session.agentId))
-  })
+      .sort((a, b) => orderKey(a.session).localeCompare(orderKey(b.session)) || a.session.agentId.localeCompare(b.session.agentId)))

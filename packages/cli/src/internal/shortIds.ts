@@ -1,13 +1,14 @@
 /**
  * Short ids, as git abbreviates hashes: in text output the UUID of a run, transaction,
- * conflict, record or thread id (its first one: a path or task id after it stays as it is) is
+ * conflict, record, thread or agent session id (its first one: a path or task id after it stays as it is) is
  * cut to its shortest prefix (at least `MIN_SHOWN` characters) that no other UUID of the
  * workspace's history shares, so `subagent_merge:run-<uuid>/docs` reads
  * `subagent_merge:run-a51f3e80/docs`. Commands taking an id accept that form (any prefix of at
  * least `MIN_TYPED` characters of the UUID, the rest of the id as it is) and expand it to the one id it names; a prefix
  * naming several is refused with `ambiguous_id` and the candidates. `--json` keeps full ids.
  *
- * Reads only: the ids come from the history database through the `Sqlite` service.
+ * Reads only: the ids come from the history database through the `Sqlite` service (agent
+ * sessions, which live in their folders, are given by the caller: `ofAgents`).
  */
 import { partitionPoint } from "@forkjoin/patch/Sorted"
 import type { StoreError } from "@forkjoin/history/HistoryStore"
@@ -23,14 +24,15 @@ export const MIN_SHOWN = 8
 export const MIN_TYPED = 4
 
 /** Which ids a command argument names. */
-export type IdKind = "run" | "transaction" | "conflict" | "record" | "thread"
+export type IdKind = "run" | "transaction" | "conflict" | "record" | "thread" | "agent"
 
 const KIND_NAMES: Record<IdKind, string> = {
   run: "runs",
   transaction: "transactions",
   conflict: "conflicts",
   record: "records",
-  thread: "threads"
+  thread: "threads",
+  agent: "agent sessions"
 }
 
 /**
@@ -46,6 +48,8 @@ export interface IdSets {
   readonly record: ReadonlyArray<string>
   /** The threads with records, and each run's own thread (its run id). */
   readonly thread: ReadonlyArray<string>
+  /** Agent sessions (`agent-<uuid>`, `mcp-<uuid>`): kept in their folders, not in the history; see `ofAgents`. */
+  readonly agent?: ReadonlyArray<string> | undefined
   /** Record id to its transaction id. */
   readonly transactionOf: ReadonlyMap<string, string>
 }
@@ -115,7 +119,7 @@ const commonPrefix = (a: string | undefined, b: string): number => {
  */
 export const make = (sets: IdSets): ShortIds => {
   const all = new Set<string>()
-  for (const ids of [sets.run, sets.transaction, sets.conflict, sets.record, sets.thread]) {
+  for (const ids of [sets.run, sets.transaction, sets.conflict, sets.record, sets.thread, sets.agent ?? []]) {
     for (const id of ids) {
       const u = uuidOf(id)
       if (u !== undefined) all.add(u)
@@ -136,7 +140,7 @@ export const make = (sets: IdSets): ShortIds => {
   const short = (id: string): string => id.replace(UUID, (u) => u.slice(0, lengthOf(u)))
   const shortIn = (text: string): string => text.replace(new RegExp(UUID.source, "g"), (u) => (all.has(u) ? u.slice(0, lengthOf(u)) : u))
   const match = (kind: IdKind, input: string): Match => {
-    const ids = sets[kind]
+    const ids = sets[kind] ?? []
     if (ids.includes(input)) return { _tag: "Unique", id: input }
     const candidates = ids.filter((id) => abbreviates(input, id))
     return candidates.length === 0
@@ -150,6 +154,15 @@ export const make = (sets: IdSets): ShortIds => {
 
 // No ids: nothing is cut, nothing matches.
 const none: IdSets = { run: [], transaction: [], conflict: [], record: [], thread: [], transactionOf: new Map() }
+
+/**
+ * The short ids of the agent sessions `agentIds` alone: each is cut to the shortest prefix no
+ * other session shares (a typed session id names a session, so only sessions can collide with it).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const ofAgents = (agentIds: ReadonlyArray<string>): ShortIds => make({ ...none, agent: agentIds })
 
 /**
  * Leaves every id whole and matches nothing: for text output when the history cannot be read.

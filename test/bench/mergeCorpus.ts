@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { openStateDirectory } from "../../packages/engine/src/Policy.ts"
 import { mergeFile, type FileMergeOutcome } from "../../packages/merge/src/FileMerge.ts"
+import { languageOfPath } from "../../packages/merge/src/Syntax.ts"
 import * as OrchestratorRun from "../../packages/orchestrator/src/Run.ts"
 import { sameBytes } from "../../packages/patch/src/Bytes.ts"
 import { BlobStore } from "../../packages/runtime/src/BlobStore.ts"
@@ -49,6 +50,7 @@ export interface MergeCase {
   readonly ext: string
   /** The file's path in its project (meta.json `path`), where the join writes it. */
   readonly relPath: string
+  /** The grammar's language of `relPath`, or `other` when none covers it. */
   readonly language: string
   readonly base: Uint8Array
   readonly left: Uint8Array
@@ -59,17 +61,6 @@ export interface MergeCase {
   /** The four versions do not agree on ending with a newline (reported apart). */
   readonly finalNewlineChange: boolean
 }
-
-const LANGUAGES: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
-  ["typescript", ["ts", "mts", "cts", "tsx"]],
-  ["javascript", ["js", "jsx", "mjs", "cjs"]],
-  ["python", ["py", "pyi"]],
-  ["json", ["json"]]
-]
-
-/** The report's language of a file extension; `other` when no grammar covers it. */
-export const languageOfExtension = (ext: string): string =>
-  LANGUAGES.find(([, exts]) => exts.includes(ext.toLowerCase()))?.[0] ?? "other"
 
 const endsWithNewline = (b: Uint8Array): boolean => b.length > 0 && b[b.length - 1] === 0x0a
 
@@ -96,6 +87,7 @@ export const readCases = (root: string): ReadonlyArray<MergeCase> => {
       const meta: unknown = fs.existsSync(metaFile) ? JSON.parse(fs.readFileSync(metaFile, "utf8")) : {}
       const field = (key: string): unknown => (typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)[key] : undefined)
       const metaPath = field("path")
+      const relPath = typeof metaPath === "string" && metaPath !== "" ? metaPath : `file.${ext}`
       const base = read("Base")
       const left = read("Left")
       const right = read("Right")
@@ -105,8 +97,8 @@ export const readCases = (root: string): ReadonlyArray<MergeCase> => {
         id,
         dir,
         ext,
-        relPath: typeof metaPath === "string" && metaPath !== "" ? metaPath : `file.${ext}`,
-        language: languageOfExtension(ext),
+        relPath,
+        language: languageOfPath(relPath) ?? "other",
         base,
         left,
         right,

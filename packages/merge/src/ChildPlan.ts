@@ -4,7 +4,8 @@
  * the child's postimage blobs and preimage bytes from history, it decides whether the child
  * applies (with the engine `Plan` to apply), changes nothing, drifted, cannot be verified,
  * conflicts, or is invalid. A path an earlier sibling changed is merged three-way with
- * `mergeFile`; every other path must still hold the child's preimage exactly.
+ * `mergeFile` (by syntax tree where a parser of its language is given); every other path must
+ * still hold the child's preimage exactly.
  *
  * Does not own reading files or blobs, revalidating the changeset's scope, the text merge
  * (`FileMerge`), applying the plan (the engine's `applyPlan`) nor recording conflicts.
@@ -17,9 +18,10 @@ import { byCodeUnit } from "@forkjoin/patch/RelativePath"
 import { ChangesetEntry, type ChangesetPreimage } from "@forkjoin/schema/Changeset"
 import type { ConflictHunk, ConflictReason } from "@forkjoin/schema/Conflict"
 import type { RelativePath, Sha256Hash, TaskId } from "@forkjoin/schema/Ids"
-import type { ChangeKind } from "@forkjoin/schema/PatchHistoryRecord"
+import type { MergedPath } from "@forkjoin/schema/MergeRun"
+import type { ChangeKind, ChangeMerge } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Schema from "effect/Schema"
-import { mergeFile, type Side } from "./FileMerge.ts"
+import { type FileMergeOutcome, mergeFile, type Side, type SideNames, type SyntaxContext } from "./FileMerge.ts"
 import { defaultLabels, type MarkerLabels } from "./TextMerge.ts"
 import { liveFiles } from "./internal/liveFiles.ts"
 
@@ -31,7 +33,9 @@ import { liveFiles } from "./internal/liveFiles.ts"
  * What `planChild` needs: the child's `entries`; `live`, the state of every entry path and
  * `moveFrom`; `postimage`, the child's blobs by hash; `preimage`, bytes of a preimage by hash
  * from history; `changedBySiblings`, the paths earlier children of this join changed;
- * `labels`, the names on a text conflict's markers (the join's are `joinMarkerLabels`).
+ * `labels`, the names on a text conflict's markers (the join's are `joinMarkerLabels`);
+ * `syntax`, asked for each path merged three-way when its text changed on both sides: a parser
+ * of its language and its time budget, or `undefined` to merge it by lines only.
  *
  * @category models
  * @since 0.1.0
@@ -43,6 +47,7 @@ export interface ChildPlanInput {
   readonly preimage: (hash: Sha256Hash) => Uint8Array | undefined
   readonly changedBySiblings: ReadonlySet<RelativePath>
   readonly labels?: MarkerLabels
+  readonly syntax?: (path: RelativePath) => SyntaxContext | undefined
 }
 
 /**
@@ -67,8 +72,9 @@ export interface ChildConflict {
 /**
  * The decision for one child, by precedence `Invalid` > `Unverifiable` > `Drift` >
  * `Conflicted` > `Ready`/`Noop`:
- * - `Ready`: apply `plan` (non-empty); `autoMerged` paths were merged with a sibling's change,
- *   `converged` paths were dropped because the live file already has this child's change;
+ * - `Ready`: apply `plan` (non-empty); `autoMerged` paths were merged with a sibling's change
+ *   (`mergedPaths` says how, and each such planned file carries its `merge`), `converged`
+ *   paths were dropped because the live file already has this child's change;
  * - `Noop`: nothing left to write;
  * - `Drift` (`baseline_drift`): these paths no longer hold the preimage and no sibling changed them;
  * - `Unverifiable` (`baseline_unverifiable`): a preimage cannot be compared exactly, or an entry is not exportable;
@@ -83,6 +89,7 @@ export type ChildPlanOutcome =
     readonly _tag: "Ready"
     readonly plan: Plan
     readonly autoMerged: ReadonlyArray<RelativePath>
+    readonly mergedPaths: ReadonlyArray<MergedPath>
     readonly converged: ReadonlyArray<RelativePath>
   }
   | { readonly _tag: "Noop"; readonly converged: ReadonlyArray<RelativePath> }
@@ -103,6 +110,19 @@ export type ChildPlanOutcome =
  * @since 0.1.0
  */
 export const joinMarkerLabels = (childId: TaskId): MarkerLabels => ({ ours: "workspace", base: "baseline", theirs: childId })
+
+/**
+ * How the join's explanations of a conflict name its sides: the workspace and this child.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const joinSideNames: SideNames = {
+  ours: "the workspace",
+  theirs: "this child",
+  oursVersion: "the workspace's version",
+  theirsVersion: "this child's version"
+}
 
 /**
  * The engine `Plan` of `files` with its Codex-style summary: adds, then modifications (a move
@@ -231,7 +251,15 @@ export const planChild = (input: ChildPlanInput): ChildPlanOutcome => {
   }
   if (drift.length > 0) return { _tag: "Drift", paths: sortedUnique(drift) }
 
-  const out: Collected = { labels: input.labels ?? defaultLabels, files: [], autoMerged: [], converged: [], conflicts: [] }
+  const out: Collected = {
+    labels: input.labels ?? defaultLabels,
+    syntax: input.syntax ?? noSyntax,
+    files: [],
+    autoMerged: [],
+    mergedPaths: [],
+    converged: [],
+    conflicts: []
+  }
   const liveBytes = (p: RelativePath): Side => bytesOf(liveOf(p).state)
   for (const d of decided) {
     if ("entry" in d) mergeEntry(d, liveBytes, theirsOf.get(d.entry), out)
@@ -239,14 +267,19 @@ export const planChild = (input: ChildPlanInput): ChildPlanOutcome => {
   }
   if (out.conflicts.length > 0) return { _tag: "Conflicted", conflicts: out.conflicts }
   if (out.files.length === 0) return { _tag: "Noop", converged: out.converged }
-  return { _tag: "Ready", plan: planOfFiles(out.files), autoMerged: out.autoMerged, converged: out.converged }
+  return { _tag: "Ready", plan: planOfFiles(out.files), autoMerged: out.autoMerged, mergedPaths: out.mergedPaths, converged: out.converged }
 }
 
-// What the planning pass collects, in entry order (with the labels its merges render).
+const noSyntax = (): undefined => undefined
+
+// What the planning pass collects, in entry order (with the labels its merges render and the
+// parsers they may use).
 interface Collected {
   readonly labels: MarkerLabels
+  readonly syntax: (path: RelativePath) => SyntaxContext | undefined
   readonly files: Array<PlannedFile>
   readonly autoMerged: Array<RelativePath>
+  readonly mergedPaths: Array<MergedPath>
   readonly converged: Array<RelativePath>
   readonly conflicts: Array<ChildConflict>
 }
@@ -291,7 +324,7 @@ const mergeEntry = (p: Pending, live: (p: RelativePath) => Side, post: Side, out
     return
   }
   const ours = live(e.path)
-  const outcome = mergeFile({ base: p.base, ours, theirs }, out.labels)
+  const outcome = merge(e.path, { base: p.base, ours, theirs }, out)
   switch (outcome._tag) {
     case "Unchanged":
     case "Converged":
@@ -300,22 +333,45 @@ const mergeEntry = (p: Pending, live: (p: RelativePath) => Side, post: Side, out
     case "TakeTheirs":
       return pushMerged(out, e.path, ours, outcome.bytes, e.kind === "update" || e.kind === "replace" ? e.kind : "replace")
     case "AutoMerged":
-      out.autoMerged.push(e.path)
-      return pushMerged(out, e.path, ours, outcome.bytes, "update")
+      return pushMerged(out, e.path, ours, outcome.bytes, "update", autoMerged(out, e.path, outcome))
     case "Conflict":
       out.conflicts.push({ path: e.path, reason: outcome.reason, base: p.base, ours, theirs, hunks: outcome.hunks, text: outcome.text })
       return
   }
 }
 
+// The three-way merge of one path, by syntax when both sides edited text of a known language.
+const merge = (path: RelativePath, sides: { readonly base: Side; readonly ours: Side; readonly theirs: Side }, out: Collected): FileMergeOutcome => {
+  const { base, ours, theirs } = sides
+  // Only text edited on both sides may need a parser: ask for none otherwise (no grammar loads).
+  const twoSided = base !== undefined && ours !== undefined && theirs !== undefined && !sameBytes(base, ours) &&
+    !sameBytes(base, theirs) && !sameBytes(ours, theirs)
+  return mergeFile(sides, out.labels, { names: joinSideNames, syntax: twoSided ? out.syntax(path) : undefined })
+}
+
+// Notes an auto-merged path and how it was merged; the `merge` its planned file records.
+const autoMerged = (out: Collected, path: RelativePath, outcome: Extract<FileMergeOutcome, { _tag: "AutoMerged" }>): ChangeMerge => {
+  const how: ChangeMerge = { method: outcome.method, ...(outcome.language === undefined ? {} : { language: outcome.language }) }
+  out.autoMerged.push(path)
+  out.mergedPaths.push({ path, ...how })
+  return how
+}
+
 // Plans `ours` → `result` at `path`, with the kind its sides allow; equal sides write nothing.
-const pushMerged = (out: Collected, path: RelativePath, ours: Side, result: Side, inPlace: "update" | "replace"): void => {
+const pushMerged = (
+  out: Collected,
+  path: RelativePath,
+  ours: Side,
+  result: Side,
+  inPlace: "update" | "replace",
+  merge?: ChangeMerge
+): void => {
   if (ours === undefined ? result === undefined : result !== undefined && sameBytes(ours, result)) {
     out.converged.push(path)
     return
   }
   const kind: ChangeKind = ours === undefined ? "add" : result === undefined ? "delete" : inPlace
-  out.files.push({ kind, path, before: ours, after: result })
+  out.files.push({ kind, path, before: ours, after: result, ...(merge === undefined ? {} : { merge }) })
 }
 
 // A move with a clean source onto a destination an earlier sibling changed: the destination
@@ -330,16 +386,16 @@ const mergeMoveDestination = (
   theirs: Side,
   out: Collected
 ): void => {
-  const outcome = mergeFile({ base, ours, theirs }, out.labels)
+  const outcome = merge(path, { base, ours, theirs }, out)
   if (outcome._tag === "Conflict") {
     out.conflicts.push({ path, moveFrom: source, reason: outcome.reason, base, ours, theirs, hunks: outcome.hunks, text: outcome.text })
     return
   }
   const result = outcome._tag === "TakeTheirs" || outcome._tag === "AutoMerged" ? outcome.bytes : ours
-  if (outcome._tag === "AutoMerged") out.autoMerged.push(path)
+  const how = outcome._tag === "AutoMerged" ? { merge: autoMerged(out, path, outcome) } : {}
   if (result !== undefined && (ours === undefined || !sameBytes(ours, result))) {
     const overwritten = ours === undefined ? {} : { overwritten: ours }
-    out.files.push({ kind: "move", path, moveFrom: source, before: sourceBytes, after: result, ...overwritten })
+    out.files.push({ kind: "move", path, moveFrom: source, before: sourceBytes, after: result, ...overwritten, ...how })
     return
   }
   // The destination already holds the result (or ends absent): only the source's removal is left.

@@ -411,6 +411,50 @@ describe("planChild: merging with an earlier sibling's change", () => {
   })
 })
 
+describe("planChild: how each path was merged", () => {
+  it("lists each auto-merged path with its method, and its planned file records the merge (real merge)", () => {
+    const f = fixture()
+    const o = ready(f.plan({ "a.txt": lines(20, { 1: "s" }), "b": "1" }, [f.update("a.txt", lines(20), lines(20, { 18: "c" })), f.update("b", "1", "2")], ["a.txt"]))
+    expect(o.mergedPaths).toEqual([{ path: "a.txt", method: "line" }])
+    expect(o.plan.files.map((x) => x.merge)).toEqual([{ method: "line" }, undefined])
+    const moved = lines(20, { 17: "moved in" })
+    const m = ready(f.plan({ "src": moved, "dst": lines(20, { 2: "s" }) }, [f.move("src", "dst", moved, moved, lines(20))], ["dst"]))
+    expect(m.mergedPaths).toEqual([{ path: "dst", method: "line" }])
+    expect(m.plan.files.map((x) => x.merge)).toEqual([{ method: "line" }])
+  })
+
+  it("asks for a parser only for text both sides edited (real merge)", () => {
+    const f = fixture()
+    const asked: Array<string> = []
+    const o = planChild({
+      entries: [
+        f.update("a.json", lines(20), lines(20, { 18: "c" })),
+        f.update("taken.json", "x\n", "y\n"),
+        f.update("same.json", "x\n", "z\n"),
+        f.update("b.json", "1\n", "2\n")
+      ],
+      live: stateOf({ "a.json": lines(20, { 1: "s" }), "taken.json": "x\n", "same.json": "z\n", "b.json": "1\n" }),
+      postimage: (h) => f.posts.get(h),
+      preimage: (h) => f.history.get(h),
+      changedBySiblings: new Set([P("a.json"), P("taken.json"), P("same.json")]),
+      syntax: (path) => {
+        asked.push(path)
+        return { parser: { language: "json", parse: () => undefined }, expired: () => false }
+      }
+    })
+    expect(asked).toEqual(["a.json"])
+    expect(ready(o).mergedPaths).toEqual([{ path: "a.json", method: "line" }])
+  })
+
+  it("explains a conflict without hunks in terms of the workspace and this child", () => {
+    const f = fixture()
+    const [del] = conflicted(f.plan({ "a": "edited\n" }, [f.del("a", "a\n")], ["a"]))
+    expect(del!.text).toMatch(/^the workspace edited this file and this child deleted it: apply to delete it, discard to keep the workspace's version/)
+    const [bin] = conflicted(f.plan({ "b.bin": "\u0000s" }, [f.update("b.bin", "\u0000x", "\u0000y", "replace")], ["b.bin"]))
+    expect(bin!.text).toMatch(/^the workspace and this child both changed this file/)
+  })
+})
+
 describe("planOfFiles", () => {
   it("orders the summary as adds, modifications, deletions", () => {
     const p = planOfFiles([

@@ -54,7 +54,8 @@ describe("mergeFile: both changed text", () => {
   it("non-overlapping edits are AutoMerged", () => {
     expect(mergeFile({ base: enc("a\nb\nc\nd\n"), ours: enc("A\nb\nc\nd\n"), theirs: enc("a\nb\nc\nD\n") })).toEqual({
       _tag: "AutoMerged",
-      bytes: enc("A\nb\nc\nD\n")
+      bytes: enc("A\nb\nc\nD\n"),
+      method: "line"
     })
   })
 
@@ -81,6 +82,26 @@ describe("mergeFile: conflicts without hunks", () => {
   it("ours edited what theirs deleted: edit_vs_delete", () => {
     const c = explained(mergeFile({ base: enc("a\n"), ours: enc("b\n"), theirs: undefined }), "edit_vs_delete")
     expect(c.text).toMatch(/ours edited.*theirs deleted/)
+  })
+})
+
+describe("mergeFile: the explanations name the sides as the caller does", () => {
+  const names = { ours: "the workspace", theirs: "this child", oursVersion: "the workspace's version", theirsVersion: "this child's version" }
+  const texts = [
+    mergeFile({ base: enc("a\n"), ours: undefined, theirs: enc("b\n") }, undefined, { names }),
+    mergeFile({ base: enc("a\n"), ours: enc("b\n"), theirs: undefined }, undefined, { names }),
+    mergeFile({ base: binary, ours: binary2, theirs: new Uint8Array([1, 0]) }, undefined, { names }),
+    mergeFile({ base: undefined, ours: binary, theirs: binary2 }, undefined, { names }),
+    mergeFile({ base: undefined, ours: new Uint8Array(0), theirs: enc("x\n") }, undefined, { names })
+  ].map((r) => conflictOf(r).text)
+
+  it("no explanation speaks of ours or theirs", () => {
+    for (const text of texts) {
+      expect(text).not.toMatch(/\b(ours|theirs)\b/)
+      expect(text).toContain("this child")
+    }
+    expect(texts[0]).toMatch(/^the workspace deleted this file and this child edited it: apply to restore this child's version/)
+    expect(texts[1]).toMatch(/^the workspace edited this file and this child deleted it: .*discard to keep the workspace's version/)
   })
 })
 

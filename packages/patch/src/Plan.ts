@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { ChangeKind, RelativePath } from "@forkjoin/schema"
+import type { ChangeKind, ChangeMerge, RelativePath } from "@forkjoin/schema"
 
 /**
  * `codex` reproduces Codex `apply_patch` outcomes (atomically); `native` is the safe default
@@ -57,6 +57,8 @@ export interface PlannedFile {
   readonly after: Uint8Array | undefined
   /** For a move, the destination's previous content when it existed. */
   readonly overwritten?: Uint8Array
+  /** How a join merged `after` with a sibling's change; recorded on the change. */
+  readonly merge?: ChangeMerge
 }
 
 /**

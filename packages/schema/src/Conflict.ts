@@ -37,7 +37,8 @@ export type ConflictHunk = typeof ConflictHunk.Type
 /**
  * Why the sides cannot be merged automatically: text hunks that overlap; binary content
  * changed on both sides; one side deleted what the other edited; both added the path with
- * different content; a move whose source the other side edited.
+ * different content; a move whose source the other side edited; a clean merge that names a
+ * key or member twice (`duplicate_member`) or no longer parses (`syntax_broken`).
  *
  * @category models
  * @since 0.1.0
@@ -48,7 +49,9 @@ export const ConflictReason = Schema.Literals([
   "delete_vs_edit",
   "edit_vs_delete",
   "add_vs_add",
-  "move_vs_edit"
+  "move_vs_edit",
+  "duplicate_member",
+  "syntax_broken"
 ])
 
 /**

@@ -12,7 +12,7 @@
 import * as Schema from "effect/Schema"
 import { ConflictReason } from "./Conflict.ts"
 import { ConflictId, MergeRunId, RecordId, RelativePath, Sha256Hash, TaskId, ThreadId, TransactionId, TurnId } from "./Ids.ts"
-import { Authority, ChangeKind, Exactness, FileChange, Outcome, PatchHistoryRecord, Provenance } from "./PatchHistoryRecord.ts"
+import { Authority, ChangeKind, ChangeMerge, Exactness, FileChange, Outcome, PatchHistoryRecord, Provenance } from "./PatchHistoryRecord.ts"
 import { Snapshot } from "./Snapshot.ts"
 import { UtcTimestamp } from "./UtcTimestamp.ts"
 
@@ -180,7 +180,7 @@ export type TurnPage = typeof TurnPage.Type
  * blobs, the provider's own event (an aggregate whose content was not recorded), nothing, or
  * `pruned`: retention dropped a side's content (the diff is then a one-line note; `pruned`
  * lists those snapshots). `overwritten` is the destination's previous content when an add or
- * move replaced a file.
+ * move replaced a file; `merge`, how a join merged it (the change's own `merge`).
  *
  * @category models
  * @since 0.1.0
@@ -192,6 +192,7 @@ export const RecordDiffFile = Schema.Struct({
   beforeHash: Schema.optionalKey(Sha256Hash),
   afterHash: Schema.optionalKey(Sha256Hash),
   overwritten: Schema.optionalKey(Snapshot),
+  merge: Schema.optionalKey(ChangeMerge),
   binary: Schema.Boolean,
   source: Schema.Literals(["blobs", "provider_event", "unavailable", "pruned"]),
   pruned: Schema.optionalKey(Schema.Array(Sha256Hash)),

@@ -9,6 +9,7 @@
 import * as Schema from "effect/Schema"
 import { GateDecision } from "./Autonomy.ts"
 import { EnvironmentId, MergeRunId, RelativePath, TaskId, ThreadId, TransactionId } from "./Ids.ts"
+import { ChangeMerge, RecordWarning } from "./PatchHistoryRecord.ts"
 import { UtcTimestamp } from "./UtcTimestamp.ts"
 
 /**
@@ -36,7 +37,8 @@ export const MergePlan = Schema.Struct({
 export type MergePlan = typeof MergePlan.Type
 
 /**
- * What the join did with one child. `pending` until the join reaches it.
+ * What the join did with one child. `pending` until the join reaches it. `verification_failed`:
+ * the plan's verification failed and its rollback was refused, so the change is still applied.
  *
  * @category models
  * @since 0.1.0
@@ -52,6 +54,7 @@ export const ChildOutcomeStatus = Schema.Literals([
   "scope_violation",
   "apply_failed_rolled_back",
   "verification_failed_rolled_back",
+  "verification_failed",
   "conflicted_unresolved",
   "missing_changeset",
   "invalid_changeset",
@@ -87,10 +90,30 @@ export const ChildRefusal = Schema.Struct({
 export type ChildRefusal = typeof ChildRefusal.Type
 
 /**
+ * A path of a child merged with an earlier sibling's change, and how (`ChangeMerge`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const MergedPath = Schema.Struct({
+  path: RelativePath,
+  ...ChangeMerge.fields
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type MergedPath = typeof MergedPath.Type
+
+/**
  * One child's outcome in a merge run: the transaction that applied it, the paths held back
- * as conflicts, the path whose write failed, or a reason (what went wrong, what to do), and
- * the child's refused edits (`refusals`: a refusal for its scope or policy makes it
- * `scope_violation`; others, such as one it retried past, are listed with its own status).
+ * as conflicts, the paths merged with a sibling's change (`autoMergedPaths`; `mergedPaths` says
+ * how each was merged, and is there when some was merged by syntax tree: without it every one
+ * was merged by lines), the path whose write failed, or a reason (what went wrong, what to
+ * do), the child's refused edits (`refusals`: a refusal for its scope or policy makes it
+ * `scope_violation`; others, such as one it retried past, are listed with its own status), and
+ * `warnings` about how it was merged (a grammar that could not be loaded, so a line merge).
  *
  * @category models
  * @since 0.1.0
@@ -101,10 +124,12 @@ export const ChildOutcome = Schema.Struct({
   transactionId: Schema.optionalKey(TransactionId),
   conflictPaths: Schema.optionalKey(Schema.Array(RelativePath)),
   autoMergedPaths: Schema.optionalKey(Schema.Array(RelativePath)),
+  mergedPaths: Schema.optionalKey(Schema.Array(MergedPath)),
   driftPaths: Schema.optionalKey(Schema.Array(RelativePath)),
   failedPath: Schema.optionalKey(RelativePath),
   reason: Schema.optionalKey(Schema.String),
-  refusals: Schema.optionalKey(Schema.Array(ChildRefusal))
+  refusals: Schema.optionalKey(Schema.Array(ChildRefusal)),
+  warnings: Schema.optionalKey(Schema.Array(RecordWarning))
 })
 
 /**

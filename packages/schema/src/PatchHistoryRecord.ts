@@ -145,10 +145,44 @@ const fileChangeIssues = (c: {
 }
 
 /**
+ * How merged content was made: `line` (the three-way line merge) or `structured` (the
+ * syntax-aware merge, by syntax tree).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const MergeMethod = Schema.Literals(["line", "structured"])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type MergeMethod = typeof MergeMethod.Type
+
+/**
+ * How a path's content was merged with a sibling's change: the `method`, and for a merge by
+ * syntax tree the `language` whose grammar parsed it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ChangeMerge = Schema.Struct({
+  method: MergeMethod,
+  language: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[a-z][a-z0-9_]*$/, { expected: "a language name" })))
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ChangeMerge = typeof ChangeMerge.Type
+
+/**
  * One path's net change in a transaction: `kind`, relative `path` (the destination for a
  * move), `moveFrom` (moves only), `before` (absent for adds), `after` (absent for deletes)
  * and `overwritten` (the destination's previous content when an add or move replaced a file).
- * In non-exact records `before`/`after` may also be absent when they are unknown.
+ * In non-exact records `before`/`after` may also be absent when they are unknown. `merge` says
+ * how a join merged the content with a sibling's change (absent when it was not merged).
  *
  * @category models
  * @since 0.1.0
@@ -159,7 +193,8 @@ export const FileChange = Schema.Struct({
   moveFrom: Schema.optionalKey(RelativePath),
   before: Schema.optionalKey(Snapshot),
   after: Schema.optionalKey(Snapshot),
-  overwritten: Schema.optionalKey(Snapshot)
+  overwritten: Schema.optionalKey(Snapshot),
+  merge: Schema.optionalKey(ChangeMerge)
 }).check(Schema.makeFilter(fileChangeIssues, { expected: "a consistent file change" }))
 
 /**

@@ -86,7 +86,8 @@ export const buildDraft = (input: DraftInput, hash: (bytes: Uint8Array) => Sha25
       ...(f.moveFrom === undefined ? {} : { moveFrom: f.moveFrom }),
       ...(f.before === undefined ? {} : { before: snapshot(f.before, beforeMode) }),
       ...(f.after === undefined ? {} : { after: snapshot(f.after, afterMode) }),
-      ...(f.overwritten === undefined ? {} : { overwritten: snapshot(f.overwritten, modeOf(f.path) ?? newFileMode) })
+      ...(f.overwritten === undefined ? {} : { overwritten: snapshot(f.overwritten, modeOf(f.path) ?? newFileMode) }),
+      ...(f.merge === undefined ? {} : { merge: f.merge })
     }
   })
   const draft: RecordDraft = {

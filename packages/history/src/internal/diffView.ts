@@ -109,7 +109,8 @@ const diffItem = (
     ...(ch.moveFrom === undefined ? {} : { moveFrom: ch.moveFrom }),
     ...(beforeSnap === undefined ? {} : { beforeHash: beforeSnap.hash }),
     ...(ch.after === undefined ? {} : { afterHash: ch.after.hash }),
-    ...(ch.overwritten === undefined ? {} : { overwritten: ch.overwritten })
+    ...(ch.overwritten === undefined ? {} : { overwritten: ch.overwritten }),
+    ...(ch.merge === undefined ? {} : { merge: ch.merge })
   }
   const binary = beforeSnap?.encoding === "binary" || ch.after?.encoding === "binary"
   const before = blobText(c, cache, beforeSnap)

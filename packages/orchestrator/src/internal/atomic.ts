@@ -7,7 +7,7 @@ import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { planOfFiles } from "@forkjoin/merge/ChildPlan"
 import { type FileState, NetChange, type PlannedFile } from "@forkjoin/patch"
 import { sameBytes } from "@forkjoin/patch/Bytes"
-import type { MergeRun, RelativePath, TaskId } from "@forkjoin/schema"
+import type { ChangeMerge, MergeRun, RelativePath, TaskId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { storeFailure } from "../OrchestratorError.ts"
@@ -15,7 +15,7 @@ import { revalidate } from "../Revalidate.ts"
 import { planFor } from "./inputs.ts"
 import { asPaths, type JoinChild, type Joined, JOIN_TURN, runThread, transactionOf } from "./model.ts"
 import { scopeViolation } from "./refusals.ts"
-import { recoveredOutcome, settle } from "./settle.ts"
+import { landed, recoveredOutcome, settle } from "./settle.ts"
 
 /**
  * The atomic join: every child planned in order against the files as the earlier children
@@ -36,6 +36,8 @@ export const proceedAtomic = (run: MergeRun, children: ReadonlyArray<JoinChild>)
     const overrides = new Map<string, FileState>()
     const changed = new Set<RelativePath>()
     const steps: Array<NetChange.Step<Uint8Array, TaskId>> = []
+    // How the last child to write each path merged it (none: it wrote its own content).
+    const mergeOf = new Map<string, ChangeMerge | undefined>()
     const planned: Array<{ readonly childId: TaskId; readonly joined: Joined; readonly ready: boolean }> = []
     for (const o of pending) {
       const child = byId.get(o.childId)
@@ -54,22 +56,19 @@ export const proceedAtomic = (run: MergeRun, children: ReadonlyArray<JoinChild>)
         continue
       }
       const plan = yield* planFor(checked.success, child, changed, overrides)
+      const warned = plan.warnings === undefined ? {} : { warnings: plan.warnings }
       if (plan._tag === "Ready") {
         for (const f of plan.plan.files) {
           steps.push({ ...f, tag: child.id })
+          mergeOf.set(f.path, f.merge)
           if (f.moveFrom !== undefined) overrides.set(f.moveFrom, { _tag: "Missing" })
           overrides.set(f.path, f.after === undefined ? { _tag: "Missing" } : { _tag: "File", bytes: f.after })
           changed.add(f.path)
           if (f.moveFrom !== undefined) changed.add(f.moveFrom)
         }
-        const merged = plan.autoMerged.length > 0
-        planned.push({
-          childId: o.childId,
-          joined: { outcome: { childId: o.childId, status: merged ? "auto_merged" : "applied", transactionId, ...(merged ? { autoMergedPaths: plan.autoMerged } : {}) }, conflicts: [] },
-          ready: true
-        })
+        planned.push({ childId: o.childId, joined: { outcome: { childId: o.childId, ...warned, ...landed(plan), transactionId }, conflicts: [] }, ready: true })
       } else if (plan._tag === "Noop") {
-        planned.push({ childId: o.childId, joined: { outcome: { childId: o.childId, status: "noop" }, conflicts: [] }, ready: true })
+        planned.push({ childId: o.childId, joined: { outcome: { childId: o.childId, ...warned, status: "noop" }, conflicts: [] }, ready: true })
       } else {
         planned.push({ childId: o.childId, joined: yield* settle(run, child, plan, transactionId), ready: false })
       }
@@ -83,7 +82,10 @@ export const proceedAtomic = (run: MergeRun, children: ReadonlyArray<JoinChild>)
     const blocking = planned.find((p) => !p.ready)
     if (blocking !== undefined) return notApplied(`child ${blocking.childId} was ${blocking.joined.outcome.status}`)
     const files = NetChange.pathChanges(NetChange.fold(steps, "path"), sameBytes, { moves: false, replace: false })
-      .map((c): PlannedFile => ({ kind: c.kind, path: c.path, before: c.before, after: c.after }))
+      .map((c): PlannedFile => {
+        const merge = mergeOf.get(c.path)
+        return { kind: c.kind, path: c.path, before: c.before, after: c.after, ...(merge === undefined ? {} : { merge }) }
+      })
     if (files.length === 0) return planned.map((p) => p.joined)
     const plan = planOfFiles(files)
     const applied = yield* engine.applyPlan({

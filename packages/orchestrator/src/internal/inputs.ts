@@ -1,24 +1,40 @@
 /**
  * What the pure planner needs about one child, read from the world: the live files (through
- * the engine's resolver), the child's postimage blobs, and the merge bases of paths an earlier
- * sibling changed (from history, or from disk in an atomic join). Drifted paths are recorded
- * as gaps.
+ * the engine's resolver), the child's postimage blobs, the merge bases of paths an earlier
+ * sibling changed (from history, or from disk in an atomic join), and the parsers of the
+ * languages of files both sides edited (loaded only then). Drifted paths are recorded as gaps.
  */
 import { Engine, type Inspection } from "@forkjoin/engine/Engine"
 import * as Fault from "@forkjoin/engine/Fault"
 import * as Gaps from "@forkjoin/history/Gaps"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { type ChildPlanOutcome, joinMarkerLabels, planChild } from "@forkjoin/merge/ChildPlan"
+import type { SyntaxContext } from "@forkjoin/merge/FileMerge"
+import { type GrammarError, Grammars } from "@forkjoin/merge/Grammars"
+import { type Language, languageOfPath, type SyntaxParser } from "@forkjoin/merge/Syntax"
 import type { FileState } from "@forkjoin/patch"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import * as BlobStore from "@forkjoin/runtime/BlobStore"
-import type { Changeset, ChangesetEntry, MergeRun, RelativePath, Sha256Hash, TaskId } from "@forkjoin/schema"
+import type { Changeset, ChangesetEntry, MergeRun, RecordWarning, RelativePath, Sha256Hash, TaskId } from "@forkjoin/schema"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import { childThread, type JoinChild, JOIN_TURN } from "./model.ts"
 
-/** Reads what `planChild` needs (live files, blobs, preimages of sibling-changed paths) and calls it. */
+/** How long the syntax-aware merge and checks of one file may take before the line merge stands. */
+export const SYNTAX_BUDGET_MS = 2_000
+
+/**
+ * A child's plan, with `warnings` about how it was merged (a grammar that could not be loaded:
+ * its files were merged by lines).
+ */
+export type Planned = ChildPlanOutcome & { readonly warnings?: ReadonlyArray<RecordWarning> }
+
+/**
+ * Reads what `planChild` needs (live files, blobs, preimages of sibling-changed paths, parsers)
+ * and calls it.
+ */
 export const planFor = (
   changeset: Changeset,
   child: JoinChild,
@@ -71,15 +87,62 @@ export const planFor = (
         }
       }
     }
-    return planChild({
+    const parsers = yield* parsersFor(changeset.entries, changed, live)
+    const clock = yield* Clock.Clock
+    const syntax = (p: RelativePath): SyntaxContext | undefined => {
+      const language = languageOfPath(p)
+      const parser = language === undefined ? undefined : parsers.loaded.get(language)
+      if (parser === undefined) return undefined
+      // The budget of one file starts when its merge does.
+      const start = clock.currentTimeMillisUnsafe()
+      return { parser, expired: () => clock.currentTimeMillisUnsafe() - start >= SYNTAX_BUDGET_MS }
+    }
+    const planned: Planned = planChild({
       entries: Fault.skipBaseline() ? changeset.entries.map((e) => withLiveBaseline(e, live, changed)) : changeset.entries,
       live: (p) => live.get(p) ?? { _tag: "Other", description: "unreadable" },
       postimage: (h: Sha256Hash) => post.get(h),
       preimage: (h: Sha256Hash) => pre.get(h),
       changedBySiblings: changed,
-      labels: joinMarkerLabels(child.id)
+      labels: joinMarkerLabels(child.id),
+      syntax
     })
+    return parsers.warnings.length === 0 ? planned : { ...planned, warnings: parsers.warnings }
   })
+
+/**
+ * The parsers of the languages of the files this child and an earlier sibling both edited
+ * (the live file is neither the child's preimage nor its postimage), loaded through `Grammars`
+ * only for those: a join without such a file loads none. No `Grammars` service: none. A grammar
+ * that fails to load gives one warning naming it, and its files are merged by lines.
+ */
+const parsersFor = (entries: ReadonlyArray<ChangesetEntry>, changed: ReadonlySet<RelativePath>, live: ReadonlyMap<string, FileState>) =>
+  Effect.gen(function*() {
+    const loaded = new Map<Language, SyntaxParser>()
+    const warnings: Array<RecordWarning> = []
+    const wanted = new Set<Language>()
+    for (const e of entries) {
+      const base = e.kind === "move" ? e.overwritten : e.preimage
+      const language = languageOfPath(e.path)
+      const state = live.get(e.path)
+      if (language === undefined || !changed.has(e.path) || base === undefined || e.postimage === undefined || state?._tag !== "File") continue
+      const hash = sha256(state.bytes)
+      if (hash !== base.hash && hash !== e.postimage.hash) wanted.add(language)
+    }
+    if (wanted.size === 0) return { loaded, warnings }
+    const grammars = yield* Effect.serviceOption(Grammars)
+    if (Option.isNone(grammars)) return { loaded, warnings }
+    for (const language of wanted) {
+      const parser = yield* grammars.value.parser(language).pipe(Effect.result)
+      if (Result.isSuccess(parser)) loaded.set(language, parser.success)
+      else warnings.push(grammarWarning(parser.failure))
+    }
+    return { loaded, warnings }
+  })
+
+const grammarWarning = (e: GrammarError): RecordWarning => ({
+  code: "grammar_unavailable",
+  message: `${e.message}; this child's ${e.language} files were merged by lines only`
+})
 
 /**
  * Test-only fault injection (`join:skip-baseline`, see `@forkjoin/engine/Fault`): the entry with

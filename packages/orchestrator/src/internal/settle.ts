@@ -23,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { storeFailure } from "../OrchestratorError.ts"
 import { revalidate } from "../Revalidate.ts"
+import type { Planned } from "./inputs.ts"
 import { asPaths, childThread, type JoinChild, type Joined, JOIN_TURN, now } from "./model.ts"
 
 /** Child transactions this process committed (for the `merge:after-child` fault). */
@@ -47,9 +48,9 @@ export const applyChildPlan = (runId: MergeRunId, childId: TaskId, plan: Plan, t
     }))
 
 /** Turns a plan outcome into the child's outcome, applying it through the engine when ready. */
-export const settle = (run: MergeRun, child: JoinChild, planned: ChildPlanOutcome, transactionId: TransactionId) =>
+export const settle = (run: MergeRun, child: JoinChild, planned: Planned, transactionId: TransactionId) =>
   Effect.gen(function*() {
-    const base = { childId: child.id } as const
+    const base = { childId: child.id, ...(planned.warnings === undefined ? {} : { warnings: planned.warnings }) } as const
     switch (planned._tag) {
       case "Invalid":
         return { outcome: { ...base, status: "invalid_changeset", reason: planned.reason }, conflicts: [] } satisfies Joined
@@ -82,18 +83,24 @@ export const settle = (run: MergeRun, child: JoinChild, planned: ChildPlanOutcom
             conflicts: []
           } satisfies Joined
         }
-        return {
-          outcome: {
-            ...base,
-            status: planned.autoMerged.length > 0 ? "auto_merged" : "applied",
-            transactionId,
-            ...(planned.autoMerged.length > 0 ? { autoMergedPaths: planned.autoMerged } : {})
-          },
-          conflicts: []
-        } satisfies Joined
+        return { outcome: { ...base, ...landed(planned), transactionId }, conflicts: [] } satisfies Joined
       }
     }
   })
+
+/**
+ * How a ready plan landed: `auto_merged` with the merged paths, else `applied`. `mergedPaths`
+ * (how each was merged) is there when some path was merged by syntax tree; without it, every
+ * merged path was merged by lines, as outcomes have always said.
+ */
+export const landed = (planned: Extract<ChildPlanOutcome, { _tag: "Ready" }>) =>
+  planned.autoMerged.length === 0
+    ? { status: "applied" } as const
+    : {
+      status: "auto_merged",
+      autoMergedPaths: planned.autoMerged,
+      ...(planned.mergedPaths.some((m) => m.method !== "line") ? { mergedPaths: planned.mergedPaths } : {})
+    } as const
 
 /** Conflict values with their three sides stored in history, so resolving needs no child artifact. */
 export const conflictRecords = (
@@ -137,9 +144,13 @@ export const recoveredOutcome = (
 ): ChildOutcome => {
   const checked = child?.changeset === undefined ? undefined : revalidate(child.changeset, { id: childId, writeScope: child.writeScope ?? [] })
   if (checked === undefined || Result.isFailure(checked)) return { childId, status: "applied", transactionId }
-  const recorded = new Map(records.flatMap((r) => r.changes.map((c) => [c.path, c.after?.hash] as const)))
-  const touched = checked.success.entries.filter((e) => recorded.has(e.path))
+  const changes = new Map(records.flatMap((r) => r.changes.map((c) => [c.path, c] as const)))
+  const touched = checked.success.entries.filter((e) => changes.has(e.path))
   if (touched.length === 0) return { childId, status: "noop" }
-  const merged = touched.filter((e) => recorded.get(e.path) !== e.postimage?.hash).map((e) => e.path)
-  return merged.length > 0 ? { childId, status: "auto_merged", transactionId, autoMergedPaths: merged } : { childId, status: "applied", transactionId }
+  const merged = touched.filter((e) => changes.get(e.path)?.after?.hash !== e.postimage?.hash).map((e) => e.path)
+  if (merged.length === 0) return { childId, status: "applied", transactionId }
+  // How each was merged, as the record says (a record without `merge`: by lines).
+  const mergedPaths = merged.map((p) => ({ path: p, ...(changes.get(p)?.merge ?? { method: "line" as const }) }))
+  const structured = mergedPaths.some((m) => m.method !== "line")
+  return { childId, status: "auto_merged", transactionId, autoMergedPaths: merged, ...(structured ? { mergedPaths } : {}) }
 }

@@ -1,6 +1,7 @@
 /**
  * `forkjoin status`: what needs attention in a workspace: joins a crash interrupted (resume
- * them with `forkjoin run --resume RUN_ID`), open conflicts, and `commit_state_uncertain`
+ * them with `forkjoin run --resume RUN_ID`), open conflicts, children whose verification failed
+ * while their change stayed applied (`forkjoin rollback TRANSACTION_ID`), and `commit_state_uncertain`
  * outcomes nobody acknowledged (`forkjoin repair --ack ID`); also the history resets recorded
  * for the workspace, and what the startup repair of this very call did (stderr, and `repairs`
  * in `--json`). The flags are in `StatusCommand.ts`.
@@ -12,6 +13,7 @@ import type { HistoryReset } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import type { ConflictRecord } from "@forkjoin/schema/Conflict"
 import type { MergeRun } from "@forkjoin/schema/MergeRun"
+import * as Verify from "@forkjoin/orchestrator/Verify"
 import * as Effect from "effect/Effect"
 import { toHistoryCommandError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
@@ -31,6 +33,8 @@ export interface StatusReport {
   readonly db: string | undefined
   readonly interruptedRuns: ReadonlyArray<MergeRun>
   readonly openConflicts: ReadonlyArray<ConflictRecord>
+  /** `verification_failed` children whose transaction no rollback has undone yet. */
+  readonly verificationFailures?: ReadonlyArray<Verify.VerificationFailure>
   /** Unacknowledged `commit_state_uncertain` outcomes, in commit order. */
   readonly uncertainOutcomes: ReadonlyArray<UncertainOutcome>
   /** Recorded resets of the workspace's history, oldest first. */
@@ -58,19 +62,21 @@ export const status = Effect.fn("Status.status")(function*(request: { readonly w
     const engine = yield* Engine
     const repairs = yield* announceRepairs(root, request.db)
     const store = yield* MergeStore
-    const { interruptedRuns, openConflicts } = yield* Effect.all({
+    const { interruptedRuns, openConflicts, verificationFailures } = yield* Effect.all({
       interruptedRuns: store.listRuns({ environmentId: engine.environmentId, status: "running" }),
-      openConflicts: store.listConflicts({ environmentId: engine.environmentId, status: "open" })
+      openConflicts: store.listConflicts({ environmentId: engine.environmentId, status: "open" }),
+      verificationFailures: Verify.failures(engine.environmentId)
     }).pipe(Effect.mapError(toHistoryCommandError("read")))
     const uncertainOutcomes = yield* engine.uncertainOutcomes
     const historyResets = yield* engine.historyResets
     const ids = yield* ShortIds.loadForDisplay(engine.environmentId)
-    return { root, db: request.db, interruptedRuns, openConflicts, uncertainOutcomes, historyResets, repairs, moved, copiedFrom, ids } satisfies StatusReport
+    return { root, db: request.db, interruptedRuns, openConflicts, verificationFailures, uncertainOutcomes, historyResets, repairs, moved, copiedFrom, ids } satisfies StatusReport
   }).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
 })
 
 /**
  * `{ "ok": true, "interruptedRuns": [ { runId, createdAt, pending } ], "openConflicts": [ { conflictId, path } ],
+ * "verificationFailures": [ { runId, childId, transactionId } ],
  * "uncertainOutcomes": [ { recordId, transactionId, commitOrdinal, committedAt, paths } ], "historyResets": [...],
  * "repairs": [...], "moved"?: { from, to }, "copiedFrom"?: path }` (`moved` and `copiedFrom` only on the
  * first open after the folder was moved or copied).
@@ -87,6 +93,7 @@ export const renderJson = (r: StatusReport): string =>
       pending: run.outcomes.filter((o) => o.status === "pending").map((o) => o.childId)
     })),
     openConflicts: r.openConflicts.map((c) => ({ conflictId: c.conflictId, runId: c.runId, childId: c.childId, path: c.path })),
+    verificationFailures: r.verificationFailures ?? [],
     uncertainOutcomes: r.uncertainOutcomes,
     historyResets: r.historyResets,
     repairs: r.repairs,
@@ -109,6 +116,12 @@ export const renderText = (r: StatusReport): string => {
     lines.push(`interrupted run ${ids.short(run.runId)} (${pending} child(ren) not joined yet): forkjoin run --resume ${ids.short(run.runId)}`)
   }
   for (const c of r.openConflicts) lines.push(`open conflict: forkjoin resolve '${ids.short(c.conflictId)}' --apply|--discard|--content FILE`)
+  for (const f of r.verificationFailures ?? []) {
+    lines.push(
+      `verification failed for child ${f.childId} of run ${ids.short(f.runId)} and its change is still applied: ` +
+        `put its files right, then forkjoin rollback ${ids.shortIn(f.transactionId)}`
+    )
+  }
   for (const u of r.uncertainOutcomes) lines.push(uncertainLine(u, r.root, r.db))
   if (lines.length === 0) lines.push("Nothing needs attention.")
   for (const reset of r.historyResets) {

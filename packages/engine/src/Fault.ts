@@ -6,6 +6,8 @@
  * - `merge:write-fail:<task-id>:<k>`: the k-th write of that child's join transaction
  *   (`subagent_merge:<run-id>/<task-id>`) fails with an I/O error (EIO);
  * - `merge:after-child:<n>`: SIGKILL right after the n-th child's join transaction;
+ * - `verify:after-rollback:<n>`: SIGKILL right after the n-th rollback of a failed
+ *   verification, before the child's outcome is recorded;
  * - `join:skip-baseline`: the join takes a child's live files as its baseline, so drift from
  *   an outside edit is no longer refused (test-only: the merge probe must then report
  *   `baseline_drift_refused` failed).
@@ -26,10 +28,11 @@ export interface FaultPlan {
   readonly afterRename: ReadonlySet<number>
   readonly writeFail: ReadonlyMap<string, number>
   readonly afterChild: ReadonlySet<number>
+  readonly afterVerifyRollback: ReadonlySet<number>
   readonly skipBaseline: boolean
 }
 
-const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>', 'merge:after-child:<n>' or 'join:skip-baseline'"
+const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>', 'merge:after-child:<n>', 'verify:after-rollback:<n>' or 'join:skip-baseline'"
 
 /**
  * Parses a `FORKJOIN_FAULT` value; an unparsable fault is a start-up error naming it.
@@ -42,20 +45,23 @@ export const parseFault = (value: string | undefined): FaultPlan => {
   const afterRename = new Set<number>()
   const writeFail = new Map<string, number>()
   const afterChild = new Set<number>()
+  const afterVerifyRollback = new Set<number>()
   let skipBaseline = false
   for (const fault of (value ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "")) {
     const stage = /^stage:(\d+)$/.exec(fault)
     const rename = /^commit:after-rename:(\d+)$/.exec(fault)
     const write = /^merge:write-fail:([A-Za-z0-9_][A-Za-z0-9._-]*):(\d+)$/.exec(fault)
     const child = /^merge:after-child:(\d+)$/.exec(fault)
+    const verifyRollback = /^verify:after-rollback:(\d+)$/.exec(fault)
     if (stage !== null) afterStage.add(Number(stage[1]))
     else if (rename !== null) afterRename.add(Number(rename[1]))
     else if (write !== null) writeFail.set(write[1]!, Number(write[2]))
     else if (child !== null) afterChild.add(Number(child[1]))
+    else if (verifyRollback !== null) afterVerifyRollback.add(Number(verifyRollback[1]))
     else if (fault === "join:skip-baseline") skipBaseline = true
     else throw new Error(`FORKJOIN_FAULT: '${fault}' is not ${FORMS}`)
   }
-  return { afterStage, afterRename, writeFail, afterChild, skipBaseline }
+  return { afterStage, afterRename, writeFail, afterChild, afterVerifyRollback, skipBaseline }
 }
 
 const plan = parseFault(process.env["FORKJOIN_FAULT"])
@@ -94,6 +100,16 @@ export const afterRename = (k: number): void => {
  */
 export const afterChild = (n: number): void => {
   if (plan.afterChild.has(n)) die()
+}
+
+/**
+ * Called by the join after the n-th rollback of a failed verification (1-based, per process).
+ *
+ * @category fault injection
+ * @since 0.1.0
+ */
+export const afterVerifyRollback = (n: number): void => {
+  if (plan.afterVerifyRollback.has(n)) die()
 }
 
 /**

@@ -32,7 +32,6 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { storeFailure } from "./OrchestratorError.ts"
 import { revalidate } from "./Revalidate.ts"
-import * as Rollback from "./Rollback.ts"
 import * as Verify from "./Verify.ts"
 import { proceedAtomic } from "./internal/atomic.ts"
 import { planFor, recordGaps } from "./internal/inputs.ts"
@@ -142,7 +141,8 @@ export const proceed = Effect.fn("Join.proceed")(function*(
   const run = yield* loadRun(runId)
   const refusalsOf = new Map(run.outcomes.map((o) => [o.childId, o.refusals]))
   if (run.atomic) {
-    for (const joined of yield* proceedAtomic(run, children)) {
+    const atomicJoined = yield* proceedAtomic(run, children)
+    for (const joined of run.verify === undefined ? atomicJoined : yield* Verify.atomic(run, run.verify, atomicJoined)) {
       const outcome = withRefusals(joined.outcome, refusalsOf.get(joined.outcome.childId))
       yield* store.recordOutcome(runId, outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
       yield* onOutcome(outcome)
@@ -163,7 +163,7 @@ export const proceed = Effect.fn("Join.proceed")(function*(
       : yield* joinChild(run, child, changed, o.refusals ?? [])
     const outcome: ChildOutcome = withRefusals(
       run.verify !== undefined && joined.outcome.transactionId !== undefined && SETTLED.has(joined.outcome.status)
-        ? yield* verifyChild(run, run.verify, joined.outcome)
+        ? yield* Verify.child(run, run.verify, joined.outcome, joined.outcome.transactionId)
         : joined.outcome,
       o.refusals
     )
@@ -259,19 +259,3 @@ const joinChild = (run: MergeRun, child: JoinChild, changed: ReadonlySet<Relativ
     return yield* settle(run, child, planned, transactionId)
   })
 
-/** Runs the plan's verification after a child's transaction; a failure rolls that transaction back. */
-const verifyChild = (run: MergeRun, verify: VerifyCommand, outcome: ChildOutcome) =>
-  Effect.gen(function*() {
-    const engine = yield* Engine
-    const result = yield* Verify.run(verify, engine.root, Verify.logFile(run.runDirectory, outcome.childId))
-    if (result.ok) return outcome
-    const undone = yield* Rollback.rollbackTransaction(outcome.transactionId!, { threadId: runThread(run.runId) }).pipe(Effect.result)
-    return {
-      childId: outcome.childId,
-      status: Result.isSuccess(undone) ? "verification_failed_rolled_back" : outcome.status,
-      ...(outcome.transactionId === undefined ? {} : { transactionId: outcome.transactionId }),
-      reason: Result.isSuccess(undone)
-        ? `${result.summary}; the child's transaction was rolled back (log: ${result.log})`
-        : `${result.summary}, and rolling the child back was refused: ${undone.failure.message}`
-    } satisfies ChildOutcome
-  })

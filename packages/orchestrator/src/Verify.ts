@@ -1,21 +1,44 @@
 /**
- * The verified join (a plan's `verify` command): after a child's transaction the command runs
- * in the workspace; exit 0 within the time limit passes, anything else fails and the join
- * rolls that child back. The command runs in a process group of its own: at the time limit the
- * whole group is killed, and the outcome is decided when the command itself exits, never by
- * when its output pipes close (a background process it leaves keeps them open; it is ended
- * too). The command's last output lines are kept in the child's artifacts.
+ * The verified join (a plan's `verify` command): after a child's transaction, or once after an
+ * atomic join's one transaction, the command runs in the workspace; exit 0 within the time
+ * limit passes, anything else fails and the join rolls that transaction back
+ * (`verification_failed_rolled_back`). A rollback that is refused (the command changed the
+ * child's files itself) leaves the child `verification_failed`, not settled, listed by
+ * `forkjoin status` until its transaction is rolled back. A join resumed after a crash sees a
+ * verification's rollback already in history and reports it, rather than the child as applied.
  *
- * Owns running the command and keeping its log. Does not own the rollback (`Rollback`).
+ * The command runs in a process group of its own: at the time limit the whole group is killed,
+ * and the outcome is decided when the command itself exits, never by when its output pipes
+ * close (a background process it leaves keeps them open; it is ended too). The command's last
+ * output lines are kept in the child's artifacts.
+ *
+ * Owns running the command, keeping its log and the verification's outcome. Does not own the
+ * rollback (`Rollback`).
  *
  * @since 0.1.0
  */
-import type { TaskId, VerifyCommand } from "@forkjoin/schema"
+import { Engine } from "@forkjoin/engine/Engine"
+import * as Fault from "@forkjoin/engine/Fault"
+import { HistoryStore, type StoreError } from "@forkjoin/history/HistoryStore"
+import { MergeStore } from "@forkjoin/history/MergeStore"
+import {
+  type ChildOutcome,
+  type EnvironmentId,
+  type MergeRun,
+  type MergeRunId,
+  type TaskId,
+  TransactionId,
+  type VerifyCommand
+} from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { killGroup } from "./ChildProcesses.ts"
+import { type Joined, runThread, SETTLED, transactionOf } from "./internal/model.ts"
+import { storeFailure } from "./OrchestratorError.ts"
+import * as Rollback from "./Rollback.ts"
 
 /** Lines of output kept from a verification run. */
 const TAIL_LINES = 40
@@ -118,4 +141,122 @@ export const run = (verify: VerifyCommand, cwd: string, log: string): Effect.Eff
       clearTimeout(drain)
       killGroup(proc)
     })
+  })
+
+/** The transaction `Rollback` writes to undo `transactionId`. */
+const rollbackTransactionOf = (transactionId: TransactionId): TransactionId => TransactionId.make(`rollback:${transactionId}`)
+
+/** Whether history holds an applied rollback of `transactionId`. */
+const rolledBack = (environmentId: EnvironmentId, transactionId: TransactionId): Effect.Effect<boolean, StoreError, HistoryStore> =>
+  HistoryStore.use((history) => history.recordsByTransaction(environmentId, rollbackTransactionOf(transactionId))).pipe(
+    Effect.map((records) => records.some((r) => r.outcome === "applied"))
+  )
+
+/** Verification rollbacks this process applied (for the `verify:after-rollback` fault). */
+let verificationRollbacks = 0
+
+/**
+ * The outcomes of `landed` (children applied by `transactionId`) after `check` decided: as
+ * they were when it passed; else the transaction is rolled back, and each is
+ * `verification_failed_rolled_back`, or `verification_failed` (still applied) when the
+ * rollback is refused. A rollback already in history (the join crashed right after it) is
+ * reported without running the command again.
+ */
+const verified = (
+  mergeRun: MergeRun,
+  verify: VerifyCommand,
+  transactionId: TransactionId,
+  landed: ReadonlyArray<ChildOutcome>,
+  log: string,
+  whose: string
+) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const rolledBackAs = (reason: string) =>
+      landed.map((o): ChildOutcome => ({ childId: o.childId, status: "verification_failed_rolled_back", transactionId, reason }))
+    if (yield* rolledBack(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))) {
+      return rolledBackAs(`the verification failed and ${whose} transaction was rolled back (log: ${log})`)
+    }
+    const result = yield* run(verify, engine.root, log)
+    if (result.ok) return landed
+    // Strict: an automatic undo never holds conflicts; a drifted workspace is left to the user.
+    const undone = yield* Rollback.rollbackTransaction(transactionId, { threadId: runThread(mergeRun.runId), strict: true }).pipe(Effect.result)
+    if (Result.isSuccess(undone)) {
+      verificationRollbacks += 1
+      // Crash tests: the rollback is committed, the outcome not yet recorded.
+      Fault.afterVerifyRollback(verificationRollbacks)
+      return rolledBackAs(`${result.summary}; ${whose} transaction was rolled back (log: ${result.log})`)
+    }
+    const reason = `${result.summary} (log: ${result.log}), and rolling ${whose} transaction back was refused ` +
+      `(${undone.failure.code}): ${undone.failure.message} The change is still in the workspace: put the files right, then ` +
+      `'forkjoin rollback ${transactionId}' ('forkjoin status' lists it until then).`
+    return landed.map((o): ChildOutcome => ({ ...o, status: "verification_failed", transactionId, reason }))
+  })
+
+/**
+ * Verifies one child just joined (`outcome` settled with a transaction): its outcome as it
+ * stands when the command passes, else after rolling its transaction back.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const child = (mergeRun: MergeRun, verify: VerifyCommand, outcome: ChildOutcome, transactionId: TransactionId) =>
+  Effect.map(
+    verified(mergeRun, verify, transactionId, [outcome], logFile(mergeRun.runDirectory, outcome.childId), "the child's"),
+    (outcomes) => outcomes[0] ?? outcome
+  )
+
+/**
+ * Verifies an atomic join once, after its one transaction: a failure rolls the whole
+ * transaction back and every child it applied is `verification_failed_rolled_back`. A resumed
+ * join whose verification had already passed (some outcomes recorded) does not run it again.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const atomic = (mergeRun: MergeRun, verify: VerifyCommand, joined: ReadonlyArray<Joined>) =>
+  Effect.gen(function*() {
+    const transactionId = transactionOf(mergeRun.runId)
+    const landed = joined.filter((j) => j.outcome.transactionId === transactionId && SETTLED.has(j.outcome.status)).map((j) => j.outcome)
+    if (landed.length === 0) return joined
+    const passedBefore = mergeRun.outcomes.some((o) => o.transactionId === transactionId && SETTLED.has(o.status))
+    const engine = yield* Engine
+    const undoneBefore = yield* rolledBack(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
+    if (passedBefore && !undoneBefore) return joined
+    const outcomes = yield* verified(mergeRun, verify, transactionId, landed, logFile(mergeRun.runDirectory), "the atomic join's")
+    const byChild = new Map(outcomes.map((o) => [o.childId, o]))
+    return joined.map((j): Joined => ({ ...j, outcome: byChild.get(j.outcome.childId) ?? j.outcome }))
+  })
+
+/**
+ * A child whose verification failed while its change stayed applied, and the transaction that
+ * undoes it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface VerificationFailure {
+  readonly runId: MergeRunId
+  readonly childId: TaskId
+  readonly transactionId: TransactionId
+}
+
+/**
+ * The `verification_failed` children of the environment's runs whose transaction no rollback
+ * has undone yet, newest run first: what `forkjoin status` lists.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const failures = (environmentId: EnvironmentId): Effect.Effect<ReadonlyArray<VerificationFailure>, StoreError, MergeStore | HistoryStore> =>
+  Effect.gen(function*() {
+    const runs = yield* MergeStore.use((store) => store.listRuns({ environmentId }))
+    const out: Array<VerificationFailure> = []
+    for (const r of runs) {
+      for (const o of r.outcomes) {
+        if (o.status !== "verification_failed" || o.transactionId === undefined) continue
+        if (!(yield* rolledBack(environmentId, o.transactionId))) out.push({ runId: r.runId, childId: o.childId, transactionId: o.transactionId })
+      }
+    }
+    return out
   })

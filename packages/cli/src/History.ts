@@ -28,6 +28,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { replacedExistingFile } from "./Apply.ts"
 import { HistoryCommandError, toHistoryCommandError, UsageError } from "./internal/errors.ts"
+import { mergedNote } from "./internal/mergeNote.ts"
 import * as ShortIds from "./internal/shortIds.ts"
 import { ensureStateFolder, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
 import { readAgentSessions, readRuns, type ThreadOrigin, threadOrigins } from "./internal/workspaceIndex.ts"
@@ -282,8 +283,9 @@ const describeDiffFile = (gaps: boolean) => (f: RecordDiffFile): string => {
     return `${letter(f.kind)} ${f.path}: content not recorded (no blobs, no provider event)${replacedFile ? `; ${REPLACED}` : ""}\n`
   }
   const replaced = replacedFile ? `# ${f.path} ${REPLACED}\n` : ""
+  const merged = f.merge === undefined ? "" : `# ${f.path} ${mergedNote(f.merge)}\n`
   const note = f.source === "provider_event" ? `# as described by the provider (not verified content)\n` : ""
-  return `${replaced}${note}${f.diff}${f.truncated ? "# … diff truncated (cap reached)\n" : ""}`
+  return `${replaced}${merged}${note}${f.diff}${f.truncated ? "# … diff truncated (cap reached)\n" : ""}`
 }
 
 /**

@@ -19,7 +19,7 @@ import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import { encodeChangeset } from "@forkjoin/runtime/Session"
 import type { GateDecision } from "@forkjoin/schema/Autonomy"
 import { type EnvironmentId, MergeRunIdInput, type ThreadId } from "@forkjoin/schema/Ids"
-import type { ChildRefusal } from "@forkjoin/schema/MergeRun"
+import type { ChildOutcome, ChildRefusal } from "@forkjoin/schema/MergeRun"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -28,6 +28,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Colour from "./internal/colour.ts"
 import { RunFailed, UsageError } from "./internal/errors.ts"
+import { methodNote } from "./internal/mergeNote.ts"
 import { writeStderr } from "./internal/output.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
 import * as ShortIds from "./internal/shortIds.ts"
@@ -131,6 +132,7 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
         return [outcome, yield* idsFor(request.shortIds, engine.environmentId, [outcome])] as const
       })
     ).pipe(Effect.provide(orchestratorLayer(root, db)))
+    yield* warnMerges(outcome.run.outcomes)
     return { _tag: "Joined", outcome, repairs, ids } satisfies RunResult
   }
   const planFile = request.planFile!
@@ -168,6 +170,7 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
     Effect.provide(orchestratorLayer(root, db))
   )
   yield* warnGate(outcome.run.gate)
+  yield* warnMerges(outcome.run.outcomes)
   return { _tag: "Joined", outcome, repairs, ids } satisfies RunResult
 })
 
@@ -219,6 +222,24 @@ const warnGate = (gate: GateDecision | undefined) =>
   gate === undefined || gate.warnings.length === 0
     ? Effect.void
     : writeStderr(gate.warnings.map((w) => `${Colour.forStderr().yellow("warning")}: ${w}\n`).join(""))
+
+/**
+ * The join's warnings about how children were merged (a grammar that could not be loaded) on
+ * stderr, each once however many children it concerned: they are on record in the outcomes too.
+ */
+const warnMerges = (outcomes: ReadonlyArray<ChildOutcome>) => {
+  const messages = [...new Set(outcomes.flatMap((o) => (o.warnings ?? []).map((w) => w.message)))]
+  return messages.length === 0 ? Effect.void : writeStderr(messages.map((m) => `${Colour.forStderr().yellow("warning")}: ${m}\n`).join(""))
+}
+
+/** The merged paths of an outcome, each with how it was merged when the outcome says (some by syntax tree). */
+const mergedDetail = (c: ChildOutcome): string => {
+  const how = new Map((c.mergedPaths ?? []).map((m) => [m.path, m]))
+  return (c.autoMergedPaths ?? []).map((p) => {
+    const m = how.get(p)
+    return m === undefined ? p : `${p} ${methodNote(m)}`
+  }).join(", ")
+}
 
 /**
  * Exit 0 when the run finished (export-only: every child finished cleanly), else 1.
@@ -333,7 +354,7 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
     const detail = c.conflictPaths !== undefined
       ? `conflicts: ${c.conflictPaths.join(", ")}`
       : c.autoMergedPaths !== undefined
-      ? transaction === undefined ? `merged: ${c.autoMergedPaths.join(", ")}` : `${transaction} (merged: ${c.autoMergedPaths.join(", ")})`
+      ? transaction === undefined ? `merged: ${mergedDetail(c)}` : `${transaction} (merged: ${mergedDetail(c)})`
       : c.failedPath !== undefined
       ? `${c.failedPath}: ${c.reason ?? ""}`
       : LANDED.has(c.status)

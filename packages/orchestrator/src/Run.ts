@@ -17,6 +17,7 @@ import { Engine } from "@forkjoin/engine/Engine"
 import type { HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import * as MergeStoreSqlite from "@forkjoin/history/MergeStoreSqlite"
+import { Grammars } from "@forkjoin/merge/Grammars"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
 import { normalizePath } from "@forkjoin/patch/RelativePath"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
@@ -307,7 +308,8 @@ const writeBetween = (root: string, edits: NonNullable<RunPlan["between"]>) =>
 
 /**
  * What `runPlan`, `resume`, `Conflicts` and `Rollback` need for the workspace `root`: its
- * engine, with the history and merge stores over one connection to the database `db`.
+ * engine, with the history and merge stores over one connection to the database `db`, and the
+ * grammars of syntax-aware merges (each loaded only when a merge needs it).
  *
  * @category layers
  * @since 0.1.0
@@ -315,5 +317,5 @@ const writeBetween = (root: string, edits: NonNullable<RunPlan["between"]>) =>
 export const layer = (
   root: string,
   db: string
-): Layer.Layer<Engine | HistoryStore | MergeStore | Sqlite, EngineError | StoreError> =>
-  Engine.layer({ root }).pipe(Layer.provideMerge(MergeStoreSqlite.layerWithHistory(db)))
+): Layer.Layer<Engine | HistoryStore | MergeStore | Sqlite | Grammars, EngineError | StoreError> =>
+  Engine.layer({ root }).pipe(Layer.provideMerge(MergeStoreSqlite.layerWithHistory(db)), Layer.merge(Grammars.layer))

@@ -7,6 +7,7 @@ import type { Engine } from "@forkjoin/engine/Engine"
 import type { HistoryStore } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
+import type { Grammars } from "@forkjoin/merge/Grammars"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import type { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
@@ -14,11 +15,14 @@ import * as Layer from "effect/Layer"
 import { fromHistoryOpen } from "./errors.ts"
 import { afterStateCheck } from "./workspace.ts"
 
-/** The orchestrator's layer for `root` and the database `db`; an unusable database maps like `engineLayer`'s. */
+/**
+ * The orchestrator's layer for `root` and the database `db` (with the grammars a join's
+ * syntax-aware merges load on demand); an unusable database maps like `engineLayer`'s.
+ */
 export const orchestratorLayer = (
   root: string,
   db: string
-): Layer.Layer<Engine | HistoryStore | MergeStore | Sqlite, EngineError> =>
+): Layer.Layer<Engine | HistoryStore | MergeStore | Sqlite | Grammars, EngineError> =>
   // The state folder is checked before any database opens: a `.forkjoin` symlink is refused.
   afterStateCheck(
     root,

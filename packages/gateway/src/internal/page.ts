@@ -73,10 +73,13 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
   const fail = (e) => { if (e.message !== "unauthorized") $("error").textContent = e.message; };
   const showLogin = (why) => { $("login").classList.remove("hidden"); $("app").classList.add("hidden"); $("error").textContent = why || ""; };
 
+  // How a join merged a path: "merged (line)", "merged (structured, typescript)".
+  const mergedNote = (m) => "merged (" + m.method + (m.language ? ", " + m.language : "") + ")";
   const renderDiff = (page) => {
     const box = $("diff"); box.textContent = "";
     for (const f of page.items) {
-      box.append(el("div", { class: "turn" }, f.kind + " " + (f.moveFrom ? f.moveFrom + " → " : "") + f.path + "  +" + f.linesAdded + " −" + f.linesRemoved));
+      box.append(el("div", { class: "turn" }, f.kind + " " + (f.moveFrom ? f.moveFrom + " → " : "") + f.path + "  +" + f.linesAdded + " −" + f.linesRemoved,
+        f.merge ? el("span", { class: "tag", "data-testid": "diff-merge" }, mergedNote(f.merge)) : null));
       const pre = el("pre", { "data-testid": "diff-text" });
       for (const line of f.diff.split("\\n")) {
         pre.append(el("div", { class: line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : line.startsWith("@@") ? "hunk" : "" }, line));
@@ -124,7 +127,8 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
   const runItem = (run, conflicts) => el("li", { "data-testid": "run", "data-run": run.runId },
     el("div", {}, el("strong", { class: "mono" }, run.runId), el("span", { class: "tag status-" + run.status, "data-testid": "run-status" }, run.status)),
     el("ul", {}, ...run.outcomes.map((o) => el("li", { "data-testid": "outcome", "data-child": o.childId },
-      o.childId + " ", el("span", { class: "status-" + o.status }, o.status), o.reason ? el("span", { class: "tag" }, o.reason) : null))),
+      o.childId + " ", el("span", { class: "status-" + o.status }, o.status), o.reason ? el("span", { class: "tag" }, o.reason) : null,
+      ...(o.mergedPaths || []).map((m) => el("span", { class: "tag", "data-testid": "outcome-merge" }, m.path + " " + mergedNote(m)))))),
     ...conflicts.map((c) => el("div", { class: "conflict", "data-testid": "conflict", "data-conflict": c.conflictId },
       el("div", {}, c.path + " ", el("span", { class: "tag" }, c.status), el("span", { class: "tag" }, c.reason)),
       el("pre", {}, c.text || ""),

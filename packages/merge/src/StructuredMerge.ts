@@ -7,8 +7,104 @@
  *
  * @since 0.1.0
  */
-import type { SyntaxParser } from "./Syntax.ts"
+import { tableOf } from "./internal/languages.ts"
+import { type Duplicate, duplicatesIn, lineAt } from "./internal/structured/duplicates.ts"
+import type { SyntaxNode, SyntaxParser, SyntaxTree } from "./Syntax.ts"
+
+interface Parsed {
+  readonly text: string
+  readonly root: SyntaxNode
+}
 import type { MarkerLabels } from "./TextMerge.ts"
+
+const BOM = "\uFEFF"
+
+/** Inputs longer than this many UTF-8 bytes are not parsed: the line merge's result stands. */
+export const maxBytes = 1024 * 1024
+
+const utf8Length = (text: string): number => {
+  let bytes = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80) bytes += 1
+    else if (c < 0x800) bytes += 2
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
+      bytes += 4
+      i++
+    } else bytes += 3
+  }
+  return bytes
+}
+
+const tooLarge = (texts: ReadonlyArray<string>): boolean =>
+  texts.some((t) => t.length > maxBytes || utf8Length(t) > maxBytes)
+
+const withoutBom = (text: string): string => text.startsWith(BOM) ? text.slice(1) : text
+
+// Parses every text or none: a spent budget (undefined) disposes what was parsed already.
+const parseAll = (
+  parser: SyntaxParser,
+  texts: ReadonlyArray<string>,
+  expired: () => boolean
+): Array<SyntaxTree> | undefined => {
+  const trees: Array<SyntaxTree> = []
+  for (const text of texts) {
+    const tree = parser.parse(text, expired)
+    if (tree === undefined) {
+      for (const t of trees) t.dispose()
+      return undefined
+    }
+    trees.push(tree)
+  }
+  return trees
+}
+
+const disposeAll = (trees: ReadonlyArray<SyntaxTree>): void => {
+  for (const t of trees) t.dispose()
+}
+
+// Whether a node's text is copied whole from `side` (then its keys were the side's own).
+const copiedFrom = (side: string, text: string, node: SyntaxNode): boolean => {
+  const piece = text.slice(node.startIndex, node.endIndex)
+  const near = Math.max(0, node.startIndex - 65536)
+  return side.indexOf(piece, near) !== -1 || (near > 0 && side.includes(piece))
+}
+
+/**
+ * The keys repeated in `merged` that neither `ours` nor `theirs` repeats in a sequence of the
+ * same kind; `undefined` when the budget is spent.
+ */
+const newDuplicates = (
+  parser: SyntaxParser,
+  merged: Parsed,
+  ours: string,
+  theirs: string,
+  expired: () => boolean
+): ReadonlyArray<Duplicate> | undefined => {
+  const table = tableOf(parser.language)
+  // Small nodes are cheaper to descend than to look up.
+  const visit = (node: SyntaxNode) =>
+    node.endIndex - node.startIndex < 64 || !(copiedFrom(ours, merged.text, node) || copiedFrom(theirs, merged.text, node))
+  const found = duplicatesIn(table, merged.root, merged.text, visit, expired)
+  if (found === undefined || found.length === 0) return found
+  const trees = parseAll(parser, [ours, theirs], expired)
+  if (trees === undefined) return undefined
+  const before = new Set<string>()
+  for (const [i, tree] of trees.entries()) {
+    const text = i === 0 ? ours : theirs
+    const own = duplicatesIn(table, tree.root, text, () => true, expired)
+    if (own === undefined) {
+      disposeAll(trees)
+      return undefined
+    }
+    for (const d of own) before.add(`${d.kind}\u0000${d.key}`)
+  }
+  disposeAll(trees)
+  return found.filter((d) => !before.has(`${d.kind}\u0000${d.key}`))
+}
+
+const describeDuplicate = (d: Duplicate, text: string): string =>
+  `the key ${d.key} appears twice in one ${d.kind} (lines ${lineAt(text, d.first)} and ${lineAt(text, d.second)}), though neither side has it twice`
 
 /**
  * What the structured merge of three texts gives:
@@ -72,11 +168,49 @@ export type StructuralCheck =
  * @category combinators
  * @since 0.1.0
  */
-export const checkMerged = (_input: {
+export const checkMerged = (input: {
   readonly base: string
   readonly ours: string
   readonly theirs: string
   readonly merged: string
   readonly parser: SyntaxParser
   readonly expired: () => boolean
-}): StructuralCheck => ({ _tag: "Sound" })
+}): StructuralCheck => {
+  const { parser, expired } = input
+  const sound: StructuralCheck = { _tag: "Sound" }
+  if (expired() || tooLarge([input.base, input.ours, input.theirs, input.merged])) return sound
+  const merged = withoutBom(input.merged)
+  const parsed = parseAll(parser, [merged], expired)
+  if (parsed === undefined) return sound
+  const tree = parsed[0]!
+  try {
+    // Lines of the BOM-less text are the file's lines: the BOM is no line break.
+    if (tree.root.hasError) {
+      const inputs = parseAll(parser, [input.base, input.ours, input.theirs].map(withoutBom), expired)
+      if (inputs === undefined) return sound
+      const allParsed = inputs.every((t) => !t.root.hasError)
+      disposeAll(inputs)
+      if (!allParsed) return sound
+      return {
+        _tag: "Broken",
+        reason: "syntax_broken",
+        detail: `the merged file no longer parses (from line ${lineAt(merged, firstError(tree.root))}), although base, ours and theirs all do`
+      }
+    }
+    const repeated = newDuplicates(parser, { text: merged, root: tree.root }, withoutBom(input.ours), withoutBom(input.theirs), expired)
+    if (repeated === undefined || repeated.length === 0) return sound
+    return { _tag: "Broken", reason: "duplicate_member", detail: describeDuplicate(repeated[0]!, merged) }
+  } finally {
+    tree.dispose()
+  }
+}
+
+// The start of the first node in error: descend into the first child that has one.
+const firstError = (root: SyntaxNode): number => {
+  let node = root
+  for (;;) {
+    const child = node.children.find((c) => c.hasError || c.type === "ERROR")
+    if (child === undefined) return node.startIndex
+    node = child
+  }
+}

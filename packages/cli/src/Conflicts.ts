@@ -11,7 +11,7 @@ import { Engine, type RepairOutcome } from "@forkjoin/engine/Engine"
 import * as OrchestratorConflicts from "@forkjoin/orchestrator/Conflicts"
 import type { ChildOutcome } from "@forkjoin/schema"
 import type { ConflictRecord } from "@forkjoin/schema/Conflict"
-import { ConflictId, MergeRunIdInput } from "@forkjoin/schema/Ids"
+import { ConflictId, MergeRunIdInput, type TransactionId } from "@forkjoin/schema/Ids"
 import type { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -69,7 +69,8 @@ export const list = Effect.fn("Conflicts.list")(function*(
 })
 
 /**
- * `{ "ok": true, "conflicts": [ { conflictId, runId, childId, path, status, reason, text } ] }`,
+ * `{ "ok": true, "conflicts": [ { conflictId, runId, childId, path, status, reason, text } ] }`
+ * (a rollback's: `kind: "rollback"`, `transactionId` and `threadId` instead of `runId`, `childId`),
  * plus `"repairs": [...]` when the startup repair did something.
  *
  * @category combinators
@@ -82,6 +83,7 @@ export const renderListJson = ({ conflicts, repairs }: Pick<ConflictList, "confl
       conflictId: c.conflictId,
       runId: c.runId,
       childId: c.childId,
+      ...(c.kind === "rollback" ? { kind: c.kind, transactionId: c.transactionId, threadId: c.threadId } : {}),
       path: c.path,
       status: c.status,
       reason: c.reason,
@@ -136,6 +138,8 @@ export interface ResolveRequest {
 export interface ResolveResult {
   readonly record: PatchHistoryRecord | undefined
   readonly outcome: ChildOutcome | undefined
+  /** For a rollback's conflict: the transaction rolled back and how many of its conflicts stay open. */
+  readonly rollback?: { readonly transactionId: TransactionId; readonly open: number } | undefined
   readonly repairs: ReadonlyArray<RepairOutcome>
   /** The ids for text output. */
   readonly ids: ShortIds.ShortIds
@@ -174,12 +178,13 @@ export const resolve = Effect.fn("Conflicts.resolve")(function*(request: Resolve
       return [resolved, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
     })
   ).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
-  return { record: resolved.record, outcome: resolved.outcome, repairs, ids } satisfies ResolveResult
+  return { record: resolved.record, outcome: resolved.outcome, rollback: resolved.rollback, repairs, ids } satisfies ResolveResult
 })
 
 /**
- * `{ "ok": true, "transactionId"?, "outcome"?, "repairs"? }` (`repairs` when the startup repair
- * did something).
+ * `{ "ok": true, "transactionId"?, "outcome"?, "rollbackOf"?, "openConflicts"?, "repairs"? }`
+ * (`rollbackOf` and `openConflicts` for a rollback's conflict; `repairs` when the startup
+ * repair did something).
  *
  * @category combinators
  * @since 0.1.0
@@ -189,6 +194,7 @@ export const renderResolveJson = (r: ResolveResult): string =>
     ok: true,
     ...(r.record === undefined ? {} : { transactionId: r.record.transactionId }),
     ...(r.outcome === undefined ? {} : { outcome: r.outcome }),
+    ...(r.rollback === undefined ? {} : { rollbackOf: r.rollback.transactionId, openConflicts: r.rollback.open }),
     ...repairsField(r.repairs)
   }) + "\n"
 
@@ -199,9 +205,22 @@ export const renderResolveJson = (r: ResolveResult): string =>
  * @since 0.1.0
  */
 export const renderResolveText = (
-  r: { readonly record: PatchHistoryRecord | undefined; readonly outcome: ChildOutcome | undefined; readonly ids: ShortIds.ShortIds }
+  r: {
+    readonly record: PatchHistoryRecord | undefined
+    readonly outcome: ChildOutcome | undefined
+    readonly rollback?: ResolveResult["rollback"]
+    readonly ids: ShortIds.ShortIds
+  }
 ): string =>
-  [
+  r.rollback !== undefined
+    ? (r.rollback.open > 0
+      ? `Resolved. The rollback of ${r.ids.short(r.rollback.transactionId)} waits for ${r.rollback.open} more conflict(s); ` +
+        "nothing is written until the last is resolved ('forkjoin conflicts --open' lists them)."
+      : r.record === undefined
+      ? `Resolved. The rollback of ${r.ids.short(r.rollback.transactionId)} had nothing left to write.`
+      : `Resolved. Rolled back ${r.ids.short(r.rollback.transactionId)} as ${r.ids.short(r.record.transactionId)} (record #${r.record.commitOrdinal}).`) +
+      "\n"
+    : [
     r.record === undefined ? "Resolved: the live file was kept." : `Resolved as ${r.ids.short(r.record.transactionId)}.`,
     ...(r.outcome === undefined
       ? ["The child has other open conflicts."]

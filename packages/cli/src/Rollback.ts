@@ -1,7 +1,8 @@
 /**
  * `forkjoin rollback TARGET`: undoes one transaction (a child's merge, a patch, a conflict
- * resolution) through the engine, refusing with `rollback_drift` when a path changed since;
- * what the startup repair of its engine did is said first, on stderr and in `--json`. TARGET is
+ * resolution) through the engine, merging a path that changed since with the later work (held
+ * as conflicts, nothing written, where that merge is not clean; `--strict` refuses with
+ * `rollback_drift` instead); what the startup repair of its engine did is said first, on stderr and in `--json`. TARGET is
  * a transaction id, a record id (its transaction) or `#N` (the record with commit ordinal N),
  * each id whole or shortened as text output shows it. The flags are in `RollbackCommand.ts`.
  *
@@ -11,7 +12,7 @@ import { Engine, type RepairOutcome } from "@forkjoin/engine/Engine"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { ordinalOf } from "@forkjoin/history/ViewRequests"
 import * as OrchestratorRollback from "@forkjoin/orchestrator/Rollback"
-import { type ThreadId, TransactionId } from "@forkjoin/schema/Ids"
+import { type RelativePath, type ThreadId, TransactionId } from "@forkjoin/schema/Ids"
 import type { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
 import { PatchHistoryRecord as RecordSchema } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Effect from "effect/Effect"
@@ -34,6 +35,8 @@ export interface RollbackRequest {
   readonly workspace: string
   readonly db?: string | undefined
   readonly threadId: ThreadId
+  /** Refuse any path changed since (`rollback_drift`) instead of merging. */
+  readonly strict?: boolean
 }
 
 /**
@@ -44,6 +47,8 @@ export interface RollbackRequest {
  */
 export interface RollbackResult {
   readonly record: PatchHistoryRecord
+  /** The paths merged with later work. */
+  readonly merged: ReadonlyArray<RelativePath>
   readonly repairs: ReadonlyArray<RepairOutcome>
   /** The ids for text output. */
   readonly ids: ShortIds.ShortIds
@@ -87,39 +92,42 @@ const transactionNamed = (target: string) =>
  */
 export const rollback = Effect.fn("Rollback.rollback")(function*(request: RollbackRequest) {
   const root = yield* resolveWorkspace(request.workspace)
-  const [[record, ids], repairs] = yield* withRepairs(
+  const [[rolled, ids], repairs] = yield* withRepairs(
     root,
     request.db,
     Effect.gen(function*() {
       const transactionId = yield* transactionNamed(request.transactionId)
-      const record = yield* OrchestratorRollback.rollbackTransaction(transactionId, { threadId: request.threadId })
+      const rolled = yield* OrchestratorRollback.rollback(transactionId, { threadId: request.threadId, strict: request.strict === true })
       const engine = yield* Engine
-      return [record, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
+      return [rolled, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
     })
   ).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
-  return { record, repairs, ids } satisfies RollbackResult
+  return { record: rolled.record, merged: rolled.merged, repairs, ids } satisfies RollbackResult
 })
 
 const encodeRecord = Schema.encodeSync(RecordSchema)
 
 /**
- * `{"ok":true,"record":<PatchHistoryRecord>}`, plus `"repairs":[...]` when the startup repair
- * did something.
+ * `{"ok":true,"record":<PatchHistoryRecord>,"mergedPaths":[...]}` (the paths merged with later
+ * work), plus `"repairs":[...]` when the startup repair did something.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderJson = ({ record, repairs }: RollbackResult): string =>
-  JSON.stringify({ ok: true, record: encodeRecord(record), ...repairsField(repairs) }) + "\n"
+export const renderJson = ({ merged, record, repairs }: RollbackResult): string =>
+  JSON.stringify({ ok: true, record: encodeRecord(record), mergedPaths: merged, ...repairsField(repairs) }) + "\n"
 
 /**
- * `Rolled back <txn> as <rollback txn>:` then one line per restored path.
+ * `Rolled back <txn> as <rollback txn>:` then one line per restored path, `(merged)` after a
+ * path merged with later work.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderText = ({ ids, record }: RollbackResult): string =>
+export const renderText = ({ ids, merged, record }: RollbackResult): string =>
   [
     `Rolled back ${ids.short(record.links.rollbackOf ?? "")} as ${ids.short(record.transactionId)} (record #${record.commitOrdinal}):`,
-    ...record.changes.map((c) => `  ${c.kind} ${c.moveFrom === undefined ? "" : `${c.moveFrom} -> `}${c.path}`)
+    ...record.changes.map((c) =>
+      `  ${c.kind} ${c.moveFrom === undefined ? "" : `${c.moveFrom} -> `}${c.path}${merged.includes(c.path) ? " (merged with later changes)" : ""}`
+    )
   ].join("\n") + "\n"

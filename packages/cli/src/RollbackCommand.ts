@@ -12,7 +12,7 @@ import { dbFlag, workspaceFlag } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
- * `forkjoin rollback TARGET --workspace DIR [--db FILE] [--thread ID] [--json]`.
+ * `forkjoin rollback TARGET --workspace DIR [--db FILE] [--thread ID] [--strict] [--json]`.
  *
  * @category constructors
  * @since 0.1.0
@@ -34,8 +34,12 @@ export const rollback = Command.make(
       Flag.withDescription("Thread recorded with the rollback (default 'cli')"),
       Flag.optional
     ),
+    strict: Flag.Boolean("strict").pipe(
+      Flag.withDescription("Refuse with rollback_drift, nothing written, when a path changed after the transaction, instead of merging"),
+      Flag.withDefault(false)
+    ),
     json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"record\":{...}} (plus \"repairs\":[...] when a crash repair ran first) or {\"ok\":false,\"error\":{\"code\",\"paths\",\"message\"}}"),
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"record\":{...},\"mergedPaths\":[...]} (plus \"repairs\":[...] when a crash repair ran first) or {\"ok\":false,\"error\":{\"code\",\"paths\",\"message\"}}"),
       Flag.withDefault(false)
     )
   },
@@ -46,7 +50,8 @@ export const rollback = Command.make(
         transactionId: input.transactionId,
         workspace: input.workspace,
         db: Option.getOrUndefined(input.db),
-        threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli"))
+        threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli")),
+        strict: input.strict
       })
       yield* writeStdout(input.json ? Rollback.renderJson(result) : Rollback.renderText(result))
     },
@@ -58,8 +63,11 @@ export const rollback = Command.make(
     "Undo exactly one transaction as a new one (rollback:<id>), restoring each path's earlier content through " +
       "the engine. Name it by transaction id, by record id or by #N, the commit ordinal 'forkjoin history timeline' shows; " +
       "an id may be shortened to a unique prefix of its hex part (an ambiguous one is refused with ambiguous_id, listing " +
-      "the candidates). Refused with rollback_drift, nothing written, when a path changed after the transaction; the " +
-      "error names the paths and the later transaction. Exit 0 rolled back, 1 refused, 2 usage error."
+      "the candidates). A path changed after the transaction is merged with the later changes; where that merge is not " +
+      "clean nothing is written and each such path is held as a conflict rollback:<transaction-id>:<path> (rollback_conflicted): " +
+      "resolve each with 'forkjoin resolve', and the whole rollback is applied when the last is resolved. With --strict " +
+      "any changed path refuses with rollback_drift instead, naming the paths and the later transaction. Exit 0 rolled " +
+      "back, 1 refused or held, 2 usage error."
   ),
   Command.withShortDescription("Undo one transaction (a child's merge, a patch, a resolution)")
 )

@@ -575,7 +575,7 @@ describe("a write failing mid-apply (item 8)", () => {
 })
 
 describe("rollback (item 9)", () => {
-  it("undoes exactly one child, refuses with rollback_drift while a later child changed its path, and refuses unknown transactions", () => {
+  it("undoes exactly one child, refuses with rollback_drift (--strict) while a later child changed its path, and refuses unknown transactions", () => {
     const c = makeCase(SIBLING_FILES, siblingPlan)
     const original = workspaceTree(c.ws)
     const { status, out } = runJoin(c)
@@ -584,7 +584,7 @@ describe("rollback (item 9)", () => {
     const b = mergeTransaction(out.runId, "b")
     const joined = workspaceTree(c.ws)
 
-    const drift = cliJson(["rollback", a, "--workspace", c.ws])
+    const drift = cliJson(["rollback", a, "--workspace", c.ws, "--strict"])
     expect(drift.status).toBe(1)
     expect(drift.json).toEqual({
       ok: false,

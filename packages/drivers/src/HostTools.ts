@@ -120,8 +120,14 @@ const unknownTransaction = (id: string): Observation =>
 const unknownConflict = (id: string): Observation =>
   refused("unknown_conflict", `There is no conflict '${id}' in this session's thread or below it; run_subagents' result names the open ones.`)
 
-const failureObservation = (e: { readonly _tag: string; readonly message: string; readonly code?: unknown; readonly paths?: unknown }): Observation =>
-  refused(typeof e.code === "string" ? e.code : e._tag, e.message, e.paths === undefined ? null : { paths: e.paths })
+const failureObservation = (
+  e: { readonly _tag: string; readonly message: string; readonly code?: unknown; readonly paths?: unknown; readonly conflictIds?: unknown }
+): Observation =>
+  refused(
+    typeof e.code === "string" ? e.code : e._tag,
+    e.message,
+    e.paths === undefined ? null : { paths: e.paths, ...(e.conflictIds === undefined ? {} : { conflictIds: e.conflictIds }) }
+  )
 
 /**
  * A join as a caller reads it: per child status, open conflicts, and what to do next.
@@ -253,8 +259,17 @@ export const make = (options: HostOptions): Effect.Effect<HostTools, never, Engi
           a.resolution === "content" ? { kind: "content", bytes: new TextEncoder().encode(a.content ?? "") } : { kind: a.resolution }
         ).pipe(Effect.result)
         if (Result.isFailure(done)) return failureObservation(done.failure)
+        const held = done.success.rollback
+        if (held !== undefined) {
+          return ok(
+            held.open > 0
+              ? `Conflict ${a.conflictId} resolved (${a.resolution}); the rollback of ${held.transactionId} waits for ${held.open} more.`
+              : `Conflict ${a.conflictId} resolved (${a.resolution}); ${held.transactionId} is rolled back.`,
+            { ...(done.success.record === undefined ? {} : { transactionId: done.success.record.transactionId }), rollbackOf: held.transactionId, openConflicts: held.open }
+          )
+        }
         const open = (yield* Conflicts.list({ status: "open" }).pipe(Effect.orElseSucceed(() => [])))
-          .filter((c) => runIds.includes(c.runId))
+          .filter((c) => c.runId !== undefined && runIds.includes(c.runId))
         return ok(
           `Conflict ${a.conflictId} resolved (${a.resolution}); ${open.length} conflict(s) still open.`,
           {
@@ -275,7 +290,7 @@ export const make = (options: HostOptions): Effect.Effect<HostTools, never, Engi
         const visible = yield* Visibility.seesTransaction(options.threadId, id.success).pipe(Effect.provideService(HistoryViews, views), Effect.result)
         if (Result.isFailure(visible)) return failureObservation(visible.failure)
         if (!visible.success) return unknownTransaction(args.success.transactionId)
-        const record = yield* Rollback.rollbackTransaction(id.success, { threadId: options.threadId }).pipe(Effect.result)
+        const record = yield* Rollback.rollbackTransaction(id.success, { threadId: options.threadId, strict: args.success.strict === true }).pipe(Effect.result)
         if (Result.isFailure(record)) return failureObservation(record.failure)
         return ok(`Rolled back as transaction ${record.success.transactionId}.`, {
           transactionId: record.success.transactionId,
@@ -301,7 +316,7 @@ export const make = (options: HostOptions): Effect.Effect<HostTools, never, Engi
 
     const beforeFinish = Effect.gen(function*() {
       if (runIds.length === 0) return undefined
-      const open = (yield* Conflicts.list({ status: "open" }).pipe(Effect.orElseSucceed(() => []))).filter((c) => runIds.includes(c.runId))
+      const open = (yield* Conflicts.list({ status: "open" }).pipe(Effect.orElseSucceed(() => []))).filter((c) => c.runId !== undefined && runIds.includes(c.runId))
       if (open.length === 0) return undefined
       return refused(
         "unresolved_subagent_conflicts",

@@ -66,7 +66,7 @@ export const ResolveConflictArgs = Schema.Struct({
  * @category models
  * @since 0.1.0
  */
-export const RollbackArgs = Schema.Struct({ transactionId: Schema.String })
+export const RollbackArgs = Schema.Struct({ transactionId: Schema.String, strict: Schema.optionalKey(Schema.Boolean) })
 
 /**
  * `history_timeline`'s arguments: a thread (default the caller's; an id by the one id rule), newest
@@ -204,8 +204,10 @@ export const resolveConflict = Tool.make("resolve_conflict", {
  * @since 0.1.0
  */
 export const rollbackTransaction = Tool.make("rollback_transaction", {
-  description: "Undo exactly one transaction (a child's merge, a patch, a resolution) as a new transaction; refused when its " +
-    "paths changed since.",
+  description: "Undo exactly one transaction (a child's merge, a patch, a resolution) as a new transaction. A path changed " +
+    "since is merged with the later changes; where that merge is not clean nothing is written and each such path is held as " +
+    "a conflict (rollback_conflicted, with its conflictIds): resolve each with resolve_conflict, and the whole rollback is " +
+    "applied when the last is resolved. strict: true refuses any changed path instead (rollback_drift).",
   parameters: RollbackArgs
 })
 

@@ -187,8 +187,10 @@ export const V1 = HttpApiGroup.make("v1").add(
     success: ResolveResponse,
     error: errors
   }),
+  // A path changed since is merged (not clean: held as conflicts, 422 rollback_conflicted); ?strict=true refuses instead.
   HttpApiEndpoint.post("rollback", "/transactions/:transactionId/rollback", {
     params: { transactionId: TransactionId },
+    query: { strict: Flag },
     success: PatchHistoryRecord,
     error: errors
   }),

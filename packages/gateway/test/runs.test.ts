@@ -83,7 +83,7 @@ describe("merge runs", () => {
     expect(again).toMatchObject({ status: 422, json: { code: "conflict_already_resolved" } })
   })
 
-  it("rolls back a transaction the caller sees; one it does not see is 404; a drifted one is refused", async () => {
+  it("rolls back a transaction the caller sees; one it does not see is 404; a drifted one is refused with ?strict=true", async () => {
     const tx = `conflict_resolution:${runId}/second:m/f.txt`
     expect((await call(`${gw.url}/v1/transactions/${encodeURIComponent(tx)}/rollback`, { token: firstChild, method: "POST" })).status).toBe(404)
     const unknownTx = "patch:00000000-0000-4000-8000-000000000000"
@@ -93,7 +93,7 @@ describe("merge runs", () => {
     expect(malformed.status).toBe(400)
     expect(malformed.json.errors[0].path).toEqual(["params", "transactionId"])
     const firstTx = `subagent_merge:${runId}/first`
-    const drift = await call(`${gw.url}/v1/transactions/${encodeURIComponent(firstTx)}/rollback`, { token: cli, method: "POST" })
+    const drift = await call(`${gw.url}/v1/transactions/${encodeURIComponent(firstTx)}/rollback?strict=true`, { token: cli, method: "POST" })
     expect(drift).toMatchObject({ status: 422, json: { code: "rollback_drift" } })
     const back = await call(`${gw.url}/v1/transactions/${encodeURIComponent(tx)}/rollback`, { token: cli, method: "POST" })
     expect(back.status).toBe(200)

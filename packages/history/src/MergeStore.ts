@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import { ConflictRecord, type ConflictResolution } from "@forkjoin/schema/Conflict"
-import type { ConflictId, EnvironmentId, MergeRunId } from "@forkjoin/schema/Ids"
+import type { ConflictId, EnvironmentId, MergeRunId, TransactionId } from "@forkjoin/schema/Ids"
 import { type ChildOutcome, MergeRun, type MergeRunStatus } from "@forkjoin/schema/MergeRun"
 import type { UtcTimestamp } from "@forkjoin/schema/UtcTimestamp"
 import * as Context from "effect/Context"
@@ -20,7 +20,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { StoreError } from "./HistoryStore.ts"
-import { attempt, checkConflictOwner, duplicateChild, messageOf, withOutcome } from "./internal/mergeRules.ts"
+import { attempt, checkConflictOwner, checkRollbackConflict, duplicateChild, matchesFilter, messageOf, withOutcome } from "./internal/mergeRules.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -40,7 +40,7 @@ export interface RunFilter {
 
 /**
  * Which conflicts `listConflicts` returns: those of one environment, optionally of one run
- * and/or one status.
+ * or of the rollback of one transaction (`rollbackOf`), and/or one status.
  *
  * @category models
  * @since 0.1.0
@@ -48,6 +48,7 @@ export interface RunFilter {
 export interface ConflictFilter {
   readonly environmentId: EnvironmentId
   readonly runId?: MergeRunId
+  readonly rollbackOf?: TransactionId
   readonly status?: ConflictRecord["status"]
 }
 
@@ -88,6 +89,17 @@ export class MergeStore extends Context.Service<MergeStore, {
   ) => Effect.Effect<MergeRun, StoreError>
   /** Runs of an environment (optionally of one status), newest first (`createdAt`, then `runId`, descending). */
   readonly listRuns: (filter: RunFilter) => Effect.Effect<ReadonlyArray<MergeRun>, StoreError>
+  /**
+   * In ONE transaction: the conflicts held for the rollback of `transactionId` become
+   * `conflicts` (each a rollback conflict of that transaction, else `Constraint`); the ones
+   * held before, open or resolved, are dropped (a rollback asked for again merges afresh). An
+   * id another conflict already has is `Constraint`.
+   */
+  readonly holdRollback: (
+    environmentId: EnvironmentId,
+    transactionId: TransactionId,
+    conflicts: ReadonlyArray<ConflictRecord>
+  ) => Effect.Effect<void, StoreError>
   /** The conflict, if stored. */
   readonly getConflict: (conflictId: ConflictId) => Effect.Effect<Option.Option<ConflictRecord>, StoreError>
   /** Conflicts matching `filter`, by `createdAt` then `conflictId` (code point order, as SQLite's BINARY). */
@@ -207,6 +219,25 @@ export const makeMemory = (): MergeStore["Service"] => {
           .sort((a, b) => byBinary(b.createdAt, a.createdAt) || byBinary(b.runId, a.runId))
       ),
 
+    holdRollback: (environmentId, transactionId, given) =>
+      attempt(() => {
+        const operation = "MergeStore.holdRollback"
+        const rows = given.map((c) => {
+          checkRollbackConflict(operation, transactionId, c)
+          return { conflictId: c.conflictId, json: encoded(operation, `conflict ${c.conflictId}`, encodeConflictJson, c) }
+        })
+        const held = (row: { readonly environmentId: EnvironmentId; readonly json: string }) => {
+          const c = conflictOf(row.json)
+          return row.environmentId === environmentId && c.kind === "rollback" && c.transactionId === transactionId
+        }
+        for (const row of rows) {
+          const existing = conflicts.get(row.conflictId)
+          if (existing !== undefined && !held(existing)) throw conflictClash(operation, row.conflictId)
+        }
+        for (const [id, row] of conflicts) if (held(row)) conflicts.delete(id)
+        for (const row of rows) conflicts.set(row.conflictId, { environmentId, json: row.json })
+      }),
+
     getConflict: (conflictId) =>
       attempt(() => {
         const row = conflicts.get(conflictId)
@@ -218,10 +249,7 @@ export const makeMemory = (): MergeStore["Service"] => {
         Array.from(conflicts.values())
           .filter((row) => row.environmentId === filter.environmentId)
           .map((row) => conflictOf(row.json))
-          .filter((c) =>
-            (filter.runId === undefined || c.runId === filter.runId) &&
-            (filter.status === undefined || c.status === filter.status)
-          )
+          .filter((c) => matchesFilter(c, filter))
           .sort((a, b) => byBinary(a.createdAt, b.createdAt) || byBinary(a.conflictId, b.conflictId))
       ),
 

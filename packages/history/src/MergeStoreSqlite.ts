@@ -21,13 +21,16 @@
  * - `merge_conflicts(conflict_id PK, run_id → merge_runs, environment_id, child_id, status,
  *   created_at, conflict_json)`, indexed by `(run_id, status, created_at, conflict_id)` (the open
  *   conflicts of a run) and `(environment_id, status, created_at, conflict_id)`.
+ * Merge migration 2 rebuilds `merge_conflicts` with `run_id` and `child_id` nullable: a
+ * rollback's held conflicts belong to no run (`kind: "rollback"` in the record).
  * The `*_json` column is the record's schema encoding; the other columns are projections of
- * it for querying (`environment_id` of a conflict is its run's: the record does not carry it).
+ * it for querying (`environment_id` of a conflict is its run's, or the rollback's workspace:
+ * the record does not carry it).
  *
  * @since 0.1.0
  */
 import { ConflictRecord, type ConflictResolution } from "@forkjoin/schema/Conflict"
-import type { ConflictId, MergeRunId } from "@forkjoin/schema/Ids"
+import type { ConflictId, EnvironmentId, MergeRunId, TransactionId } from "@forkjoin/schema/Ids"
 import { type ChildOutcome, MergeRun, type MergeRunStatus } from "@forkjoin/schema/MergeRun"
 import type { UtcTimestamp } from "@forkjoin/schema/UtcTimestamp"
 import * as Effect from "effect/Effect"
@@ -38,7 +41,7 @@ import { HistoryStore, StoreError } from "./HistoryStore.ts"
 import { layerNoDeps as historyLayerNoDeps, sqliteOptions } from "./HistoryStoreSqlite.ts"
 import { type ConflictFilter, MergeStore, type RunFilter } from "./MergeStore.ts"
 import { type Connection, type Migration, Sqlite, type SqliteOptions } from "./Sqlite.ts"
-import { attempt, checkConflictOwner, duplicateChild, messageOf, withOutcome } from "./internal/mergeRules.ts"
+import { attempt, checkConflictOwner, checkRollbackConflict, duplicateChild, matchesFilter, messageOf, withOutcome } from "./internal/mergeRules.ts"
 
 // -------------------------------------------------------------------------------------
 // schema (migrations)
@@ -73,6 +76,29 @@ const migrations: ReadonlyArray<Migration> = [
           created_at     TEXT NOT NULL,
           conflict_json  TEXT NOT NULL
         );
+        CREATE INDEX merge_conflicts_by_run ON merge_conflicts (run_id, status, created_at, conflict_id);
+        CREATE INDEX merge_conflicts_by_environment ON merge_conflicts (environment_id, status, created_at, conflict_id);
+      `)
+  },
+  {
+    version: 2,
+    name: "conflicts of rollbacks (no run)",
+    // SQLite cannot drop a NOT NULL constraint in place: the table is rebuilt, rows kept.
+    up: (c) =>
+      c.exec(`
+        CREATE TABLE merge_conflicts_v2 (
+          conflict_id    TEXT PRIMARY KEY,
+          run_id         TEXT REFERENCES merge_runs (run_id),
+          environment_id TEXT NOT NULL,
+          child_id       TEXT,
+          status         TEXT NOT NULL,
+          created_at     TEXT NOT NULL,
+          conflict_json  TEXT NOT NULL
+        );
+        INSERT INTO merge_conflicts_v2 (conflict_id, run_id, environment_id, child_id, status, created_at, conflict_json)
+          SELECT conflict_id, run_id, environment_id, child_id, status, created_at, conflict_json FROM merge_conflicts;
+        DROP TABLE merge_conflicts;
+        ALTER TABLE merge_conflicts_v2 RENAME TO merge_conflicts;
         CREATE INDEX merge_conflicts_by_run ON merge_conflicts (run_id, status, created_at, conflict_id);
         CREATE INDEX merge_conflicts_by_environment ON merge_conflicts (environment_id, status, created_at, conflict_id);
       `)
@@ -136,6 +162,9 @@ const SQL = {
   getConflict: "SELECT conflict_id, conflict_json FROM merge_conflicts WHERE conflict_id = ?",
   insertConflict: "INSERT INTO merge_conflicts (conflict_id, run_id, environment_id, child_id, status, created_at, conflict_json) " +
     "VALUES (?, ?, ?, ?, ?, ?, ?)",
+  rollbackConflicts: "SELECT conflict_id, conflict_json FROM merge_conflicts WHERE environment_id = ? AND run_id IS NULL " +
+    "ORDER BY created_at, conflict_id",
+  deleteConflict: "DELETE FROM merge_conflicts WHERE conflict_id = ?",
   resolveConflict: "UPDATE merge_conflicts SET status = 'resolved', conflict_json = ? WHERE conflict_id = ? AND status = 'open'",
   conflicts: "SELECT conflict_id, conflict_json FROM merge_conflicts WHERE environment_id = ? " +
     "ORDER BY created_at, conflict_id",
@@ -283,7 +312,7 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
             conflict.conflictId,
             runId,
             run.environmentId,
-            conflict.childId,
+            outcome.childId,
             conflict.status,
             conflict.createdAt,
             json
@@ -313,6 +342,32 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
         ? c.all<RunRow>(SQL.runs, filter.environmentId)
         : c.all<RunRow>(SQL.runsByStatus, filter.environmentId, filter.status)).map((row) => runOfRow("MergeStore.listRuns", row)))
 
+  const holdRollback = Effect.fnUntraced(function*(
+    environmentId: EnvironmentId,
+    transactionId: TransactionId,
+    conflicts: ReadonlyArray<ConflictRecord>
+  ) {
+    const operation = "MergeStore.holdRollback"
+    const rows = yield* attempt(() =>
+      conflicts.map((conflict) => {
+        checkRollbackConflict(operation, transactionId, conflict)
+        return { conflict, json: encoded(operation, `conflict ${conflict.conflictId}`, encodeConflictJson, conflict) }
+      })
+    )
+    yield* sql.transaction(operation, (c) => {
+      const held = c.all<ConflictRow>(SQL.rollbackConflicts, environmentId)
+        .map((row) => conflictOfRow(operation, row))
+        .filter((x) => matchesFilter(x, { rollbackOf: transactionId }))
+      for (const old of held) c.run(SQL.deleteConflict, old.conflictId)
+      for (const { conflict, json } of rows) {
+        if (c.get<ConflictRow>(SQL.getConflict, conflict.conflictId) !== undefined) {
+          throw new StoreError({ operation, reason: "Constraint", detail: `conflict ${conflict.conflictId} is already stored` })
+        }
+        c.run(SQL.insertConflict, conflict.conflictId, null, environmentId, null, conflict.status, conflict.createdAt, json)
+      }
+    })
+  })
+
   const getConflict = (conflictId: ConflictId) =>
     sql.run("MergeStore.getConflict", (c) => {
       const row = c.get<ConflictRow>(SQL.getConflict, conflictId)
@@ -322,6 +377,11 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
   const listConflicts = (filter: ConflictFilter) =>
     sql.run("MergeStore.listConflicts", (c) => {
       const { environmentId, runId, status } = filter
+      if (filter.rollbackOf !== undefined) {
+        return c.all<ConflictRow>(SQL.rollbackConflicts, environmentId)
+          .map((row) => conflictOfRow("MergeStore.listConflicts", row))
+          .filter((x) => matchesFilter(x, filter))
+      }
       const rows = runId === undefined
         ? status === undefined
           ? c.all<ConflictRow>(SQL.conflicts, environmentId)
@@ -354,6 +414,7 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
     listRuns,
     getConflict,
     listConflicts,
+    holdRollback,
     resolveConflict
   })
 })

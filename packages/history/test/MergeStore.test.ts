@@ -83,7 +83,7 @@ describe("MergeStoreSqlite", () => {
         )
       }
       assert.deepStrictEqual(raw(file, (db) => db.prepare("SELECT component, version FROM schema_components").all()), [
-        { component: "merge", version: 1 }
+        { component: "merge", version: 2 }
       ])
     }))
 
@@ -143,7 +143,7 @@ describe("MergeStoreSqlite", () => {
       raw(file, (db) => db.prepare("UPDATE schema_components SET version = 7 WHERE component = 'merge'").run())
       const error = yield* Effect.flip(withStore(file, Effect.void))
       assert.strictEqual(error.reason, "Schema")
-      assert.include(error.message, "merge schema version 7, newer than this forkjoin supports (1)")
+      assert.include(error.message, "merge schema version 7, newer than this forkjoin supports (2)")
       assert.strictEqual(raw(file, (db) => db.prepare("SELECT version FROM schema_components").pluck().get()), 7)
     }))
 
@@ -413,7 +413,7 @@ describe("MergeStoreSqlite", () => {
         "outcomes lost"
       )
       assert.deepStrictEqual(outcomes.map((o) => o.conflictPaths?.join(",")), children.map((c) => `src/${c}.ts`))
-      assert.deepStrictEqual(new Set(stored.conflicts.map((c) => c.childId)), new Set(children))
+      assert.deepStrictEqual(new Set(stored.conflicts.map((c) => c.childId)), new Set<string | undefined>(children))
     })
   })
 })

@@ -1,12 +1,14 @@
 /**
  * The rollback plan (SPEC §6.8): every kind undone, net effects of several changes, drift and
- * missing content refusing to plan, and properties over random transactions.
+ * missing content refusing to plan (strict), a drifted path merged with the later work or held
+ * as a conflict, a held rollback planned with its resolutions, and properties over random
+ * transactions.
  */
-import { planRollback, type RollbackPlanOutcome } from "@forkjoin/merge/RollbackPlan"
+import { planRollback, rollbackMarkerLabels, type RollbackPlanInput, type RollbackPlanOutcome, type RollbackResolution } from "@forkjoin/merge/RollbackPlan"
 import { sameBytes, sha256 } from "@forkjoin/patch/Bytes"
 import type { FileState, Plan } from "@forkjoin/patch/Plan"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
-import { RelativePath } from "@forkjoin/schema/Ids"
+import { RelativePath, TransactionId } from "@forkjoin/schema/Ids"
 import type { FileChange } from "@forkjoin/schema/PatchHistoryRecord"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -49,8 +51,14 @@ const fixture = () => {
     after: snap(after),
     ...(overwritten === undefined ? {} : { overwritten: snap(overwritten) })
   })
-  const plan = (live: Readonly<Record<string, string | FileState>>, changes: ReadonlyArray<FileChange>): RollbackPlanOutcome =>
+  // Strict unless told: the refusals below are today's; the merge has its own examples.
+  const plan = (
+    live: Readonly<Record<string, string | FileState>>,
+    changes: ReadonlyArray<FileChange>,
+    options: Pick<RollbackPlanInput, "strict" | "resolved" | "labels"> = { strict: true }
+  ): RollbackPlanOutcome =>
     planRollback({
+      ...options,
       changes,
       live: (p) => {
         const c = live[p]
@@ -165,7 +173,7 @@ describe("planRollback: several changes in one transaction", () => {
   it("plans nothing for changes that cancel out, and does not check their paths", () => {
     const f = fixture()
     const o = f.plan({ "t": "someone else's" }, [f.add("t", "tmp"), f.del("t", "tmp")])
-    expect(o).toEqual({ _tag: "Ready", plan: { files: [], summary: [] } })
+    expect(o).toEqual({ _tag: "Ready", plan: { files: [], summary: [] }, merged: [] })
   })
 })
 
@@ -322,10 +330,161 @@ describe("planRollback properties", () => {
           b[i] = b[i]! ^ 1
           drifted.set(p, b)
         }
-        const o = planRollback({ changes: t.changes, live: liveFrom(drifted), blob: (h) => t.blobs.get(h) })
+        const o = planRollback({ changes: t.changes, live: liveFrom(drifted), blob: (h) => t.blobs.get(h), strict: true })
         expect(o).toEqual({ _tag: "Drift", paths: [p] })
       }),
       { numRuns: 500 }
     )
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// reverse merge
+// -------------------------------------------------------------------------------------
+
+const TEN = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
+const TX = TransactionId.make("patch:0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9")
+
+describe("planRollback: merging a path changed since", () => {
+  it("undoes only the transaction's lines when later work edited elsewhere in the file", () => {
+    const f = fixture()
+    const changes = [f.update("u", TEN, TEN.replace("2\n", "two\n")), f.update("v", "a\n", "b\n")]
+    const live = { "u": TEN.replace("2\n", "two\n").replace("9\n", "nine\n"), "v": "b\n" }
+    const o = f.plan(live, changes, {})
+    expect(filesOf(o)).toEqual([
+      { kind: "update", path: "u", before: live.u, after: TEN.replace("9\n", "nine\n") },
+      { kind: "update", path: "v", before: "b\n", after: "a\n" }
+    ])
+    expect(o._tag === "Ready" && o.merged).toEqual(["u"])
+    // --strict keeps refusing it.
+    expect(f.plan(live, changes)).toEqual({ _tag: "Drift", paths: ["u"] })
+  })
+
+  it("holds an overlapping later edit as a conflict, labelled, with nothing planned", () => {
+    const f = fixture()
+    const post = TEN.replace("2\n", "two\n")
+    const live = { "u": TEN.replace("2\n", "TWO\n"), "v": "b\n" }
+    const o = f.plan(live, [f.update("u", TEN, post), f.update("v", "a\n", "b\n")], { labels: rollbackMarkerLabels(TX) })
+    if (o._tag !== "Conflicted") throw new Error(`expected Conflicted, got ${o._tag}`)
+    expect(o.conflicts.map((c) => [c.path, c.reason, dec(c.base), dec(c.ours), dec(c.theirs)])).toEqual([
+      ["u", "overlapping_edits", post, live.u, TEN]
+    ])
+    expect(o.conflicts[0]!.hunks).toEqual([{ baseStart: 2, base: ["two\n"], ours: ["TWO\n"], theirs: ["2\n"] }])
+    expect(o.conflicts[0]!.text).toContain("<<<<<<< workspace\nTWO\n||||||| rolled back patch:0f1e2d3c\ntwo\n=======\n2\n>>>>>>> before patch:0f1e2d3c\n")
+  })
+
+  it("holds an added file edited since, and a deleted file re-created differently; leaves a path already back alone", () => {
+    const f = fixture()
+    const changes = [f.add("n", "new\n"), f.del("d", "old\n"), f.update("u", "1\n", "2\n")]
+    const o = f.plan({ "n": "new, edited\n", "d": "other\n", "u": "1\n" }, changes, {})
+    if (o._tag !== "Conflicted") throw new Error(`expected Conflicted, got ${o._tag}`)
+    expect(o.conflicts.map((c) => [c.path, c.reason])).toEqual([["d", "add_vs_add"], ["n", "edit_vs_delete"]])
+    expect(filesOf(f.plan({ "n": "new\n", "u": "1\n" }, changes, {}))).toEqual([
+      { kind: "add", path: "d", before: undefined, after: "old\n" },
+      { kind: "delete", path: "n", before: "new\n", after: undefined }
+    ])
+  })
+
+  it("never merges a moved file or a path that is no longer a file: drift, strict or not", () => {
+    const f = fixture()
+    expect(f.plan({ "b": "edited" }, [f.move("a", "b", "x", "x")], {})).toEqual({ _tag: "Drift", paths: ["b"] })
+    expect(f.plan({ "u": { _tag: "Directory" } }, [f.update("u", "1", "2")], {})).toEqual({ _tag: "Drift", paths: ["u"] })
+  })
+
+  it("needs the postimage's blob of a drifted path, the merge's base", () => {
+    const f = fixture()
+    const changes = [f.update("u", TEN, TEN.replace("2\n", "two\n"))]
+    f.blobs.delete(sha256(TEN.replace("2\n", "two\n")))
+    expect(f.plan({ "u": TEN.replace("2\n", "two\n").replace("9\n", "nine\n") }, changes, {})).toEqual({
+      _tag: "Unavailable",
+      hashes: [sha256(TEN.replace("2\n", "two\n"))],
+      paths: ["u"]
+    })
+  })
+})
+
+describe("planRollback: a held rollback with its resolutions", () => {
+  const post = TEN.replace("2\n", "two\n").replace("9\n", "nine\n")
+  const liveU = TEN.replace("2\n", "TWO\n").replace("9\n", "nine\n").replace("5\n", "five\n")
+  const setup = () => {
+    const f = fixture()
+    const changes = [f.update("u", TEN, post), f.update("w", "w\n", "W\n"), f.add("n", "n\n")]
+    const held = f.plan({ "u": liveU, "w": "W\n", "n": "n, edited\n" }, changes, {})
+    if (held._tag !== "Conflicted") throw new Error(`expected Conflicted, got ${held._tag}`)
+    const hunks = held.conflicts.find((c) => c.path === "u")!.hunks
+    return { f, changes, hunks }
+  }
+
+  it("plans the whole rollback: apply takes the earlier side of the held hunks only, discard keeps, content writes", () => {
+    const { changes, f, hunks } = setup()
+    const resolved = new Map<RelativePath, RollbackResolution>([
+      [P("u"), { kind: "apply" as const, hunks, ours: sha256(liveU) }],
+      [P("n"), { kind: "discard" as const }]
+    ])
+    const live = { "u": liveU, "w": "W\n", "n": "n, edited\n" }
+    expect(filesOf(f.plan(live, changes, { resolved }))).toEqual([
+      // Line 2 back as it was; the transaction's line 9 undone; the later line 5 kept.
+      { kind: "update", path: "u", before: liveU, after: TEN.replace("5\n", "five\n") },
+      { kind: "update", path: "w", before: "W\n", after: "w\n" }
+    ])
+    const content = new Map<RelativePath, RollbackResolution>([...resolved, [P("n"), { kind: "content" as const, bytes: enc("mine\n"), ours: sha256("n, edited\n") }]])
+    expect(filesOf(f.plan(live, changes, { resolved: content })).find((x) => x.path === "n")).toEqual({
+      kind: "update",
+      path: "n",
+      before: "n, edited\n",
+      after: "mine\n"
+    })
+  })
+
+  it("is stale when the live file moved on since a resolution was given, and conflicted while one is missing", () => {
+    const { changes, f, hunks } = setup()
+    const content = new Map([
+      [P("u"), { kind: "apply" as const, hunks, ours: sha256(liveU) }],
+      [P("n"), { kind: "content" as const, bytes: enc("mine\n"), ours: sha256("n, edited\n") }]
+    ])
+    expect(f.plan({ "u": liveU, "w": "W\n", "n": "edited again\n" }, changes, { resolved: content })).toMatchObject({ _tag: "Stale", path: "n" })
+    const open = f.plan({ "u": liveU, "w": "W\n", "n": "n, edited\n" }, changes, { resolved: new Map([[P("u"), content.get(P("u"))!]]) })
+    expect(open._tag === "Conflicted" && open.conflicts.map((c) => c.path)).toEqual(["n"])
+  })
+})
+
+describe("planRollback: merge properties", () => {
+  it("without drift, merging plans exactly what the strict rollback plans", () => {
+    fc.assert(
+      fc.property(arbCase, (c) => {
+        const t = transact(c)
+        const input = { changes: t.changes, live: liveFrom(t.after), blob: (h: string) => t.blobs.get(h) }
+        expect(planRollback(input)).toEqual(planRollback({ ...input, strict: true }))
+      }),
+      { numRuns: 300 }
+    )
+  })
+
+  it("a later edit on other lines survives the rollback; the transaction's lines come back", () => {
+    const arbLines = fc.array(fc.constantFrom("x", "y", "z"), { minLength: 6, maxLength: 12 })
+    fc.assert(
+      fc.property(arbLines, fc.nat(), fc.nat(), (base, i, j) => {
+        const n = base.length
+        const mine = i % (n / 2 | 0)
+        const later = (n / 2 | 0) + 1 + (j % (n - (n / 2 | 0) - 1))
+        const text = (ls: ReadonlyArray<string>) => ls.map((l) => `${l}\n`).join("")
+        const edit = (ls: ReadonlyArray<string>, at: number, v: string) => ls.map((l, k) => (k === at ? v : l))
+        const f = fixture()
+        const o = f.plan({ "u": text(edit(edit(base, mine, "TX"), later, "LATER")) }, [f.update("u", text(base), text(edit(base, mine, "TX")))], {})
+        expect(filesOf(o)[0]?.after).toBe(text(edit(base, later, "LATER")))
+      }),
+      { numRuns: 200 }
+    )
+  })
+})
+
+describe("rollbackMarkerLabels", () => {
+  it("names the workspace, the transaction rolled back and what was before it, its first UUID cut to 8 digits", () => {
+    expect(rollbackMarkerLabels(TransactionId.make("subagent_merge:run-1/child"))).toEqual({
+      ours: "workspace",
+      base: "rolled back subagent_merge:run-1/child",
+      theirs: "before subagent_merge:run-1/child"
+    })
+    expect(rollbackMarkerLabels(TX).base).toBe("rolled back patch:0f1e2d3c")
   })
 })

@@ -21,7 +21,9 @@ import type { PlannedFile } from "@forkjoin/patch"
 import {
   type ChildOutcome,
   type ConflictId,
+  type ConflictOwner,
   type ConflictRecord,
+  ownerOf,
   type MergeRunId,
   type PatchHistoryRecord,
   ThreadId,
@@ -32,6 +34,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { withRefusals } from "./internal/refusals.ts"
 import * as Join from "./Join.ts"
+import * as Rollback from "./Rollback.ts"
 import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 
 /**
@@ -83,7 +86,9 @@ export const finish = (runId: MergeRunId) =>
 
 /**
  * Resolves one conflict, and settles its child when it was the child's last open one.
- * Resolves to the resolution's record (none for `discard`) and the child's outcome.
+ * Resolves to the resolution's record (none for `discard`) and the child's outcome. A
+ * rollback's conflict is resolved by `Rollback.resolveHeld` (`rollback`: its transaction and
+ * how many of its conflicts stay open; `record`: the whole rollback, once the last closed).
  *
  * @category constructors
  * @since 0.1.0
@@ -102,6 +107,11 @@ export const resolve = Effect.fn("Conflicts.resolve")(function*(conflictId: Conf
       paths: [conflict.path],
       message: `Conflict '${conflictId}' was already resolved (${conflict.resolution?.kind}); nothing was written.`
     })
+  }
+  const owner = ownerOf(conflict)
+  if (owner.kind === "rollback") {
+    const held = yield* Rollback.resolveHeld(conflict, resolution)
+    return { record: held.record, outcome: undefined, rollback: { transactionId: held.transactionId, open: held.open } }
   }
   let record: PatchHistoryRecord | undefined
   if (resolution.kind !== "discard") {
@@ -134,11 +144,11 @@ export const resolve = Effect.fn("Conflicts.resolve")(function*(conflictId: Conf
     const file: PlannedFile = { kind: liveBytes === undefined ? "add" : after === undefined ? "delete" : "update", path: conflict.path, before: liveBytes, after }
     if (!(liveBytes === undefined && after === undefined)) {
       record = yield* engine.applyPlan({
-        threadId: ThreadId.make(`${conflict.runId}/${conflict.childId}`),
+        threadId: ThreadId.make(`${owner.runId}/${owner.childId}`),
         turnId: RESOLVE_TURN,
         transactionId: TransactionId.make(`conflict_resolution:${conflictId}`),
         grant: Grants.full,
-        links: { conflictId, mergeRunId: conflict.runId },
+        links: { conflictId, mergeRunId: owner.runId },
         plan: planOfFiles([file])
       })
     }
@@ -148,8 +158,8 @@ export const resolve = Effect.fn("Conflicts.resolve")(function*(conflictId: Conf
     ...(record === undefined ? {} : { transactionId: record.transactionId }),
     resolvedAt: yield* now
   }).pipe(Effect.mapError(storeFailure("Recording the resolution")))
-  const outcome = yield* settleChild(conflict)
-  return { record, outcome }
+  const outcome = yield* settleChild(owner)
+  return { record, outcome, rollback: undefined }
 })
 
 /** The bytes of each snapshot from history (`undefined` for an absent side); a missing blob is `store_unavailable`. */
@@ -176,7 +186,7 @@ const blobsOf = (path: string, snapshots: ReadonlyArray<ConflictRecord["theirs"]
   })
 
 /** After a resolution: when the child has no open conflict left, apply or drop the rest of it. */
-const settleChild = (conflict: ConflictRecord) =>
+const settleChild = (conflict: Extract<ConflictOwner, { kind: "join" }>) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const store = yield* MergeStore

@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
  */
 export const OrchestratorErrorCode = Schema.Literals([
   "rollback_drift",
+  "rollback_conflicted",
   "rollback_unavailable",
   "unknown_transaction",
   "unknown_conflict",
@@ -50,6 +51,8 @@ export class OrchestratorError extends Schema.TaggedError<OrchestratorError>()("
   message: Schema.String,
   /** For `rollback_drift`: the later transaction that changed a path, when known. */
   laterTransactionId: Schema.optional(Schema.String),
+  /** For `rollback_conflicted`: the ids of the conflicts held. */
+  conflictIds: Schema.optional(Schema.Array(Schema.String)),
   cause: Schema.optional(Schema.Defect())
 }) {}
 

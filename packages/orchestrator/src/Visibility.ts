@@ -15,7 +15,7 @@ import { Engine } from "@forkjoin/engine/Engine"
 import { HistoryStore, type StoreError } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { HistoryViews } from "@forkjoin/history/Views"
-import type { ConflictRecord } from "@forkjoin/schema/Conflict"
+import { type ConflictRecord, ownerOf } from "@forkjoin/schema/Conflict"
 import type { ConflictId, ThreadId, TransactionId } from "@forkjoin/schema/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -37,12 +37,16 @@ export const sees = (caller: string, thread: string): Effect.Effect<boolean, Sto
     )
 
 /**
- * The thread a held conflict belongs to: its child's thread in the run.
+ * The thread a held conflict belongs to: its child's thread in the run, or for a rollback's,
+ * the thread that asked for the rollback.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const conflictThread = (conflict: ConflictRecord): ThreadId => childThread(conflict.runId, conflict.childId)
+export const conflictThread = (conflict: ConflictRecord): ThreadId => {
+  const owner = ownerOf(conflict)
+  return owner.kind === "rollback" ? owner.threadId : childThread(owner.runId, owner.childId)
+}
 
 /**
  * Whether `caller` may act on the transaction: it has records in this workspace and `caller`

@@ -279,7 +279,8 @@ export const failureOutput = (
         code: error.code,
         paths: error.paths,
         message: error.message,
-        ...(error.laterTransactionId === undefined ? {} : { laterTransactionId: error.laterTransactionId })
+        ...(error.laterTransactionId === undefined ? {} : { laterTransactionId: error.laterTransactionId }),
+        ...(error.conflictIds === undefined ? {} : { conflictIds: error.conflictIds })
       }
       return options.json
         ? { exitCode: EXIT_REJECTED, stdout: line(body), stderr: "" }

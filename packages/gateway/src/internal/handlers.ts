@@ -198,13 +198,13 @@ export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number
             ...(done.outcome === undefined ? {} : { outcome: done.outcome })
           }
         }))
-      .handle("rollback", ({ params }) =>
+      .handle("rollback", ({ params, query }) =>
         Effect.gen(function*() {
           const caller = (yield* Caller).thread
           if (!(yield* Visibility.seesTransaction(caller, params.transactionId).pipe(Effect.mapError(toApiError)))) {
             return yield* new NotFound({ message: `transaction ${params.transactionId} not found` })
           }
-          return yield* Rollback.rollbackTransaction(params.transactionId, { threadId: caller }).pipe(
+          return yield* Rollback.rollbackTransaction(params.transactionId, { threadId: caller, strict: query.strict === "true" }).pipe(
             Effect.mapError(toApiError),
             Effect.flatMap((record) => scopedRecord(caller, record))
           )

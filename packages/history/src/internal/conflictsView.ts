@@ -25,6 +25,10 @@ export const conflictsIn = (
   const visible = new Set(threads)
   return c.all<{ readonly conflict_json: string }>(SQL.ofEnvironment, env)
     .map((row) => decode(row.conflict_json))
-    .filter((x) => visible.has(`${x.runId}/${x.childId}`) && (paths === undefined || paths.has(x.path)))
-    .map((x) => ({ conflictId: x.conflictId, runId: x.runId, childId: x.childId, path: x.path, status: x.status, reason: x.reason }))
+    .flatMap((x) =>
+      // A rollback's held conflicts belong to no run: the views list the joins' only.
+      x.runId !== undefined && x.childId !== undefined && visible.has(`${x.runId}/${x.childId}`) && (paths === undefined || paths.has(x.path))
+        ? [{ conflictId: x.conflictId, runId: x.runId, childId: x.childId, path: x.path, status: x.status, reason: x.reason }]
+        : []
+    )
 }

@@ -3,7 +3,7 @@
  * both to them): a run lists each child once, a conflict belongs to the outcome recorded with
  * it, and an outcome replaces its child's; plus how both run a synchronous body.
  */
-import type { ChildOutcome, ConflictRecord, MergeRun, MergeRunId, UtcTimestamp } from "@forkjoin/schema"
+import type { ChildOutcome, ConflictRecord, MergeRun, MergeRunId, TransactionId, UtcTimestamp } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import { StoreError } from "../HistoryStore.ts"
 
@@ -40,6 +40,26 @@ export const checkConflictOwner = (operation: string, runId: MergeRunId, childId
     })
   }
 }
+
+/** Refuses a conflict held for a rollback that is not one of `transactionId`'s. */
+export const checkRollbackConflict = (operation: string, transactionId: TransactionId, c: ConflictRecord): void => {
+  if (c.kind !== "rollback" || c.transactionId !== transactionId) {
+    throw new StoreError({
+      operation,
+      reason: "Constraint",
+      detail: `conflict ${c.conflictId} is not one of the rollback of ${transactionId}`
+    })
+  }
+}
+
+/** Whether `c` is one `listConflicts` returns for `filter` (its environment aside). */
+export const matchesFilter = (
+  c: ConflictRecord,
+  filter: { readonly runId?: MergeRunId; readonly rollbackOf?: TransactionId; readonly status?: ConflictRecord["status"] }
+): boolean =>
+  (filter.runId === undefined || c.runId === filter.runId) &&
+  (filter.rollbackOf === undefined || (c.kind === "rollback" && c.transactionId === filter.rollbackOf)) &&
+  (filter.status === undefined || c.status === filter.status)
 
 /** `run` with `outcome` in place of its child's (NotFound for an unknown child). */
 export const withOutcome = (operation: string, run: MergeRun, outcome: ChildOutcome, updatedAt: UtcTimestamp): MergeRun => {

@@ -30,7 +30,7 @@ import * as Redacted from "effect/Redacted"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { HttpApiBuilder, HttpApiMiddleware } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import { HttpServerRequest, MaxBodySize } from "effect/http/HttpServerRequest"
@@ -43,6 +43,7 @@ import { Authorization, Caller, GatewayApi, Unauthorized } from "./GatewayApi.ts
 import { toApiError } from "./internal/access.ts"
 import { allowedHostNames, hostNameOf, hostRefusal, isAllowedHost, makeRedact, redactResponse, refusalResponse } from "./internal/boundary.ts"
 import { type Front, makeFastApply } from "./internal/fastApply.ts"
+import * as RequestProblems from "./internal/requestProblems.ts"
 import { v1Handlers } from "./internal/handlers.ts"
 import { extraRoutes, type LoginCodes } from "./internal/routes.ts"
 import * as Tokens from "./Tokens.ts"
@@ -262,7 +263,7 @@ export const serve = (
     const api = HttpApiBuilder.layer(GatewayApi, { openapiPath: "/openapi.json" }).pipe(
       Layer.provide(v1Handlers(grants, () => baseUrl, options.pollMs ?? 250)),
       Layer.provide(authorizationLayer),
-      Layer.provide(HttpApiMiddleware.layerProblemDetails({ includeDetails: true }))
+      Layer.provide(RequestProblems.layer)
     )
     // Every error body the router sends, whoever wrote it, names workspace-relative paths only.
     const redaction = HttpRouter.middleware((effect) => Effect.map(effect, redactResponse(redact)), { global: true })

@@ -11,7 +11,7 @@
  */
 import { ConflictRecord } from "@forkjoin/schema/Conflict"
 import { DiffPage, FilePage, TimelinePage, TurnPage } from "@forkjoin/schema/HistoryViews"
-import { ConflictId, MergeRunIdInput, ThreadId, ThreadIdInput, TransactionId, TurnIdInput } from "@forkjoin/schema/Ids"
+import { ConflictId, Id, MergeRunIdInput, RecordId, ThreadId, ThreadIdInput, TransactionId, TurnIdInput } from "@forkjoin/schema/Ids"
 import {
   ApplyRequest,
   IngestRequest,
@@ -26,7 +26,8 @@ import { MergeRun } from "@forkjoin/schema/MergeRun"
 import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
 import { AgentShow, AgentsList } from "@forkjoin/schema/WorkspaceIndex"
 import * as Context from "effect/Context"
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity } from "effect/http-api"
+import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity } from "effect/http-api"
+import { ProblemDetails } from "effect/http"
 import * as Schema from "effect/Schema"
 
 // -------------------------------------------------------------------------------------
@@ -90,6 +91,34 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable"
   message: Schema.String
 }, { httpApiStatus: 503 }) {}
 
+/**
+ * 400: a request that does not decode (a malformed id in a path, a query or a body, an unknown
+ * field, a body that is not JSON): an RFC 9457 problem with the stable code `request_invalid`
+ * (as the CLI and the engine name a refused id) and `errors`, each field with what is wrong.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class RequestInvalid extends HttpApiError.Problem<RequestInvalid>()("RequestInvalid", {
+  type: ProblemDetails.blankType,
+  status: 400,
+  title: "Bad Request"
+}, {
+  code: Schema.Literal("request_invalid"),
+  errors: Schema.Array(HttpApiError.ProblemIssue)
+}) {}
+
+/**
+ * Renders request decoding failures as `RequestInvalid` and response encoding failures as a
+ * bare 500 problem (the layer is `internal/requestProblems.ts`).
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class RequestProblems extends HttpApiMiddleware.Service<RequestProblems>()("forkjoin/gateway/RequestProblems", {
+  error: [RequestInvalid, HttpApiError.InternalServerErrorProblem]
+}) {}
+
 // -------------------------------------------------------------------------------------
 // security
 // -------------------------------------------------------------------------------------
@@ -119,6 +148,17 @@ export class Authorization extends HttpApiMiddleware.Service<Authorization, { pr
 
 const Count = (max: number) => Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: max })))
 const Flag = Schema.optionalKey(Schema.Literals(["true", "false"]))
+
+const isRecordId = Schema.is(RecordId)
+const isTransactionId = Schema.is(TransactionId)
+
+// What a diff names: a record id (`#N` is one too) or a transaction id; anything else is malformed.
+const DiffTarget = Schema.String.check(
+  Schema.makeFilter((s: string) =>
+    isRecordId(s) || isTransactionId(s) ? undefined : `the target ${JSON.stringify(s)} is refused: give a record id, a transaction id or #N`, {
+    expected: "a record id, a transaction id or #N"
+  })
+)
 
 const paging = {
   cursor: Schema.optionalKey(Schema.String),
@@ -166,7 +206,7 @@ export const V1 = HttpApiGroup.make("v1").add(
   }),
   HttpApiEndpoint.get("turn", "/turns/:turn", { params: { turn: TurnIdInput }, query: paging, success: TurnPage, error: errors }),
   HttpApiEndpoint.get("diff", "/diff", {
-    query: { target: Schema.String, maxLines: Count(100_000), ...paging },
+    query: { target: DiffTarget, maxLines: Count(100_000), ...paging },
     success: DiffPage,
     error: errors
   }),
@@ -175,7 +215,7 @@ export const V1 = HttpApiGroup.make("v1").add(
   HttpApiEndpoint.get("run", "/runs/:runId", { params: { runId: MergeRunIdInput }, success: RunDetail, error: errors }),
   // The agent sessions whose thread the caller sees, as `forkjoin agents --json` prints them.
   HttpApiEndpoint.get("agents", "/agents", { success: AgentsList, error: errors }),
-  HttpApiEndpoint.get("agent", "/agents/:agentId", { params: { agentId: Schema.String }, success: AgentShow, error: errors }),
+  HttpApiEndpoint.get("agent", "/agents/:agentId", { params: { agentId: Id }, success: AgentShow, error: errors }),
   HttpApiEndpoint.get("conflicts", "/conflicts", {
     query: { runId: Schema.optionalKey(MergeRunIdInput), status: Schema.optionalKey(Schema.Literals(["open", "resolved"])) },
     success: Schema.Struct({ conflicts: Schema.Array(ConflictRecord) }),
@@ -206,7 +246,7 @@ export const V1 = HttpApiGroup.make("v1").add(
 
 /**
  * The gateway's API: `V1`, with unknown fields refused and request-validation failures
- * answered as RFC 9457 problems naming each bad field.
+ * answered as RFC 9457 problems naming each bad field (`RequestInvalid`).
  *
  * @category models
  * @since 0.1.0
@@ -214,4 +254,4 @@ export const V1 = HttpApiGroup.make("v1").add(
 export const GatewayApi = HttpApi.make("forkjoin-gateway")
   .add(V1)
   .annotate(HttpApi.ParseOptions, { onExcessProperty: "error" })
-  .middleware(HttpApiMiddleware.ProblemDetails)
+  .middleware(RequestProblems)

@@ -25,7 +25,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
 import * as SchemaIssue from "effect/SchemaIssue"
-import { HttpApi, HttpApiError } from "effect/http-api"
+import { HttpApi } from "effect/http-api"
 import * as HttpServerRespondable from "effect/http/HttpServerRespondable"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { BadRequest, GatewayApi, NotFound, Rejected, Unavailable, V1 } from "../GatewayApi.ts"
@@ -34,6 +34,7 @@ import { TokenStore } from "../TokenStore.ts"
 import { applyAs } from "./handlers.ts"
 import type { Services } from "./access.ts"
 import { type Redact, redactJsonText } from "./boundary.ts"
+import { requestInvalid } from "./requestProblems.ts"
 
 /** Hands a request to the effect router (the server's ordinary `request` listeners). */
 export type Next = (request: IncomingMessage, response: ServerResponse) => void
@@ -58,7 +59,6 @@ const statusOf = (e: NotFound | BadRequest | Rejected | Unavailable): number => 
   const status = ApiErrors.find((c) => e instanceof c)?.ast.annotations?.["httpApiStatus"]
   return typeof status === "number" ? status : 500
 }
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 const textDecoder = new TextDecoder()
 
 const send = (response: ServerResponse, status: number, contentType: string | undefined, body: string | Uint8Array) => {
@@ -67,16 +67,9 @@ const send = (response: ServerResponse, status: number, contentType: string | un
   response.end(bytes)
 }
 
-/** The 400 problem the router's `ProblemDetails` middleware renders, built by the same class. */
+/** The 400 problem the router's `RequestProblems` middleware renders, built by the same function. */
 const sendProblem = (response: ServerResponse, issue: SchemaIssue.Issue) => {
-  const errors = formatIssues(issue).issues.map((i) => ({
-    path: ["payload", ...(i.path ?? []).map((s) => {
-      const key = typeof s === "object" ? s.key : s
-      return typeof key === "number" ? key : String(key)
-    })],
-    message: i.message
-  }))
-  const rendered = Effect.runSync(HttpServerRespondable.toResponse(new HttpApiError.BadRequestProblem({ detail: "Request validation failed", errors })))
+  const rendered = Effect.runSync(HttpServerRespondable.toResponse(requestInvalid("payload", issue)))
   const body = rendered.body
   if (body._tag !== "Uint8Array") return send(response, 500, undefined, "")
   send(response, rendered.status, body.contentType, body.body)

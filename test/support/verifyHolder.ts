@@ -2,8 +2,8 @@
  * A background process for verification tests: `holder` is a command line (node, a script and
  * its three files) that writes its pid, keeps the FIFO `watch` open for writing while it lives
  * (and the output pipes it inherited), writes a line to the FIFO `ready` once it holds `watch`,
- * and never ends by itself. `holderGone()` resolves when it has ended, an event rather than a
- * clock; `endHolders()` kills any still alive and removes their folders (for `afterEach`).
+ * and never ends by itself. `held` resolves once it holds `watch`, `holderGone()` when it has
+ * ended: events rather than a clock; `endHolders()` kills any still alive and removes their folders (for `afterEach`).
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -26,9 +26,10 @@ export const holderCase = () => {
     "fs.writeFileSync(ready, 'up\\n')",
     "setInterval(() => {}, 1e9)"
   ].join("\n"))
-  // Ends when every writer of `watch` is gone; opened now, before the holder blocks opening it.
+  // Opened now, before the holder blocks opening it: opens when the holder does, ends when every writer is gone.
+  const reader = fs.createReadStream(watch)
+  const held = new Promise<void>((resolve) => reader.on("open", () => resolve()))
   const gone = new Promise<void>((resolve, reject) => {
-    const reader = fs.createReadStream(watch)
     reader.on("data", () => {})
     reader.on("end", () => resolve())
     reader.on("error", reject)
@@ -46,7 +47,7 @@ export const holderCase = () => {
     }
     return gone
   }
-  return { dir, ready, holder: [process.execPath, script, watch, ready, pidFile] as const, holderGone }
+  return { dir, ready, holder: [process.execPath, script, watch, ready, pidFile] as const, held, holderGone }
 }
 
 /** Kills every holder still alive (a run that failed to end it) and removes the folders. */

@@ -4,13 +4,15 @@
  * fails; a failed verification whose rollback is refused (the command changed the child's file
  * itself) leaves the child `verification_failed`, exit 1, listed by `forkjoin status` until its
  * transaction is rolled back; a command that exits 0 while a background process it started
- * keeps its output open passes, and that process is ended.
+ * keeps its output open passes, and that process is ended; an interrupted join ends the
+ * command's whole group.
  */
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { endHolders, holderCase } from "../../../test/support/verifyHolder.ts"
-import { buildCli, removeSandboxes, runCli, runCliAsync, workspaceTree } from "./helpers.ts"
+import { BIN, buildCli, removeSandboxes, runCli, runCliAsync, workspaceTree } from "./helpers.ts"
 import { cliJson, editTask, makeCase, mergeTransaction, outcomeOf, planOf, recordsOf, RunJson, runJoin, textAt } from "./joinHelpers.ts"
 import * as Schema from "effect/Schema"
 
@@ -124,5 +126,21 @@ describe("a verify command that leaves a background process", () => {
     expect(out.mergeExecution.outcomes.map((o) => [o.childId, o.status])).toEqual([["one", "applied"]])
     expect(textAt(c.ws, "m/a.txt")).toBe("A\n")
     await h.holderGone()
+  })
+
+  it("an interrupted join (Ctrl-C reaches forkjoin, not the command's own group) ends the command's whole group", async () => {
+    const h = holderCase()
+    const verify = { command: [...h.holder], timeoutMs: 600_000 }
+    const c = makeCase({ "m/a.txt": "a\n" }, planOf([editTask("one", ["m/a.txt"], ["*** Update File: m/a.txt", "@@", "-a", "+A"])], { verify }))
+    const { FORKJOIN_FAULT: _fault, ...env } = process.env
+    const run = spawn(process.execPath, [BIN, "run", c.planFile, "--workspace", c.ws, "--json"], {
+      env: { ...env, NO_COLOR: "1", FORKJOIN_AUTONOMY: "bold" },
+      stdio: ["ignore", "ignore", "ignore"]
+    })
+    const exited = new Promise<NodeJS.Signals | number | null>((resolve) => run.on("exit", (code, signal) => resolve(signal ?? code)))
+    await h.held
+    run.kill("SIGINT")
+    await h.holderGone()
+    expect(await exited).not.toBe(0)
   })
 })

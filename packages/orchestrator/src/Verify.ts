@@ -32,7 +32,7 @@ import {
 } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { killGroup } from "./ChildProcesses.ts"
@@ -88,8 +88,30 @@ export const run = (verify: VerifyCommand, cwd: string, log: string): Effect.Eff
       output.push(...chunk.toString("utf8").split(/\r?\n/))
       if (output.length > TAIL_LINES * 4) output.splice(0, output.length - TAIL_LINES)
     }
+    const finish = (ok: boolean, summary: string) => {
+      const tail = output.filter((l, i) => l !== "" || i < output.length - 1).slice(-TAIL_LINES)
+      try {
+        fs.mkdirSync(path.dirname(log), { recursive: true })
+        fs.writeFileSync(log, [`$ ${verify.command.join(" ")}`, ...tail, `# ${summary}`].join("\n") + "\n")
+      } catch {
+        // The log is a convenience; the outcome does not depend on it.
+      }
+      resume(Effect.succeed({ ok, summary, log }))
+    }
+    const cannotStart = (e: Error) => `verification command '${command}' could not start (${e.message})`
+    let proc: ChildProcess
+    try {
+      // `detached`: the command leads a new process group, so a kill reaches what it started.
+      proc = spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"], detached: true })
+    } catch (e) {
+      // Arguments Node refuses outright (a NUL byte): the plan is untrusted, this is its failure.
+      finish(false, cannotStart(e instanceof Error ? e : new Error(String(e))))
+      return
+    }
     let decided: { readonly ok: boolean; readonly summary: string } | undefined
     let reported = false
+    let timedOut = false
+    let closed = 0
     let drain: ReturnType<typeof setTimeout> | undefined
     const report = () => {
       if (reported || decided === undefined) return
@@ -97,14 +119,7 @@ export const run = (verify: VerifyCommand, cwd: string, log: string): Effect.Eff
       clearTimeout(drain)
       proc.stdout?.destroy()
       proc.stderr?.destroy()
-      const tail = output.filter((l, i) => l !== "" || i < output.length - 1).slice(-TAIL_LINES)
-      try {
-        fs.mkdirSync(path.dirname(log), { recursive: true })
-        fs.writeFileSync(log, [`$ ${verify.command.join(" ")}`, ...tail, `# ${decided.summary}`].join("\n") + "\n")
-      } catch {
-        // The log is a convenience; the outcome does not depend on it.
-      }
-      resume(Effect.succeed({ ...decided, log }))
+      finish(decided.ok, decided.summary)
     }
     // The outcome is fixed here; the log waits for the output still in the pipes.
     const decide = (ok: boolean, summary: string) => {
@@ -115,22 +130,18 @@ export const run = (verify: VerifyCommand, cwd: string, log: string): Effect.Eff
       drain = setTimeout(report, DRAIN_MS)
       if (closed === 2) report()
     }
-    let timedOut = false
-    let closed = 0
-    // `detached`: the command leads a new process group, so a kill reaches what it started.
-    const proc = spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"], detached: true })
     const timer = setTimeout(() => {
       timedOut = true
       killGroup(proc)
     }, verify.timeoutMs)
     for (const stream of [proc.stdout, proc.stderr]) {
-      stream.on("data", keep)
-      stream.on("close", () => {
+      stream?.on("data", keep)
+      stream?.on("close", () => {
         closed += 1
         if (closed === 2) report()
       })
     }
-    proc.on("error", (e) => decide(false, `verification command '${command}' could not start (${e.message})`))
+    proc.on("error", (e) => decide(false, cannotStart(e)))
     proc.on("exit", (code, signal) => {
       if (timedOut) decide(false, `verification timed out after ${verify.timeoutMs} ms`)
       else if (code === 0) decide(true, "verification passed")

@@ -56,4 +56,15 @@ describe("Verify.run", () => {
     expect(missing.ok).toBe(false)
     expect(missing.summary).toMatch(/could not start \(spawn .*ENOENT\)/)
   })
+
+  // A plan is untrusted: a command Node refuses to spawn at all is a failed verification, not a crash.
+  it("a command with a NUL byte fails verification and writes its log", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fj-verify-nul-"))
+    dirs.push(dir)
+    const log = path.join(dir, "verify.log")
+    const result = await Effect.runPromise(Verify.run({ command: [process.execPath, "-e", "0\u0000"], timeoutMs: 600_000 }, dir, log))
+    expect(result.ok).toBe(false)
+    expect(result.summary).toMatch(/could not start/)
+    expect(fs.readFileSync(log, "utf8")).toMatch(/could not start/)
+  })
 })

@@ -23,7 +23,7 @@ export const status = Command.make(
     db: dbFlag,
     json: Flag.Boolean("json").pipe(
       Flag.withDescription(
-        "Print one JSON line: {\"ok\":true,\"interruptedRuns\":[...],\"openConflicts\":[...],\"uncertainOutcomes\":[...]," +
+        "Print one JSON line: {\"ok\":true,\"interruptedRuns\":[...],\"openConflicts\":[...],\"verificationFailures\":[...],\"uncertainOutcomes\":[...]," +
           "\"historyResets\":[...],\"repairs\":[...]}, with \"moved\":{\"from\",\"to\"} on the first run after the workspace was moved"
       ),
       Flag.withDefault(false)

@@ -261,7 +261,13 @@ export interface VerificationFailure {
  */
 export const failures = (environmentId: EnvironmentId): Effect.Effect<ReadonlyArray<VerificationFailure>, StoreError, MergeStore | HistoryStore> =>
   Effect.gen(function*() {
-    const runs = yield* MergeStore.use((store) => store.listRuns({ environmentId }))
+    // Such a child leaves its run partial or failed: the other runs need not be read.
+    const runs = yield* MergeStore.use((store) =>
+      Effect.map(
+        Effect.all([store.listRuns({ environmentId, status: "partial" }), store.listRuns({ environmentId, status: "failed" })]),
+        ([partial, failed]) => [...partial, ...failed].sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0))
+      )
+    )
     const out: Array<VerificationFailure> = []
     for (const r of runs) {
       for (const o of r.outcomes) {

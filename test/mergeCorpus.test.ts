@@ -4,7 +4,7 @@
  * its invariants asserted instead of its counts. The join (the real orchestrator, two exported
  * children per case) gives the library's full merge on every case; forkjoin is never clean but
  * different more often than `git merge-file`; no clean merge repeats a JSON key; the cases made
- * to stay held stay held. Absent corpus: skipped with a message, a failure under CI.
+ * to stay held stay held; every own case defeats the line merge alone. Absent corpus: skipped with a message, a failure under CI.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -14,7 +14,6 @@ import {
   type CaseResult,
   compareAll,
   duplicateJsonKeys,
-  FULL_MERGE_IS_LINE_MERGE,
   type MergeCase,
   readCases,
   sameAnswer,
@@ -31,12 +30,14 @@ const ownDir = path.join(projectRoot, "test", "merge-cases")
 const describeCase = (r: CaseResult, what: string): string => `${r.case.id}: ${what}`
 
 /** The invariants of one set of cases, merged four ways once in `beforeAll`. */
-const invariants = (load: () => ReadonlyArray<MergeCase>, options: { readonly builtToRepeatKeys: boolean }) => {
+const invariants = (load: () => ReadonlyArray<MergeCase>) => {
   let scratch = ""
   let results: ReadonlyArray<CaseResult> = []
   beforeAll(async () => {
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), "fj-merge-corpus-"))
-    results = await compareAll(scratch, load())
+    const compared = await compareAll(scratch, load())
+    expect(compared.grammarFailures).toEqual([])
+    results = compared.results
   }, JOIN_TIMEOUT_MS)
   afterAll(() => {
     if (scratch !== "") fs.rmSync(scratch, { recursive: true, force: true })
@@ -68,11 +69,7 @@ const invariants = (load: () => ReadonlyArray<MergeCase>, options: { readonly bu
     expect(notHeld).toEqual([])
   })
 
-  // The own cases include keys both sides add far apart, which the line merge repeats (what the
-  // syntax-aware merge fixes): while the full merge is the line merge, this is checked to fail there.
-  const knownBroken = FULL_MERGE_IS_LINE_MERGE && options.builtToRepeatKeys
-  const noDuplicates = knownBroken ? it.fails : it
-  noDuplicates(`never merges cleanly into a repeated JSON key or broken JSON (full merge and join)${knownBroken ? ": not yet, the full merge is the line merge" : ""}`, () => {
+  it("never merges cleanly into a repeated JSON key or broken JSON (full merge and join)", () => {
     const damaged = results.flatMap((r) =>
       (["full", "join"] as const).flatMap((m) =>
         r.results[m].duplicateKey || r.results[m].brokenJson ? [describeCase(r, `${m}: ${r.results[m].duplicateKey ? "a repeated key" : "no longer JSON"}`)] : []
@@ -103,7 +100,7 @@ describe("duplicateJsonKeys", () => {
 
 describe("own merge cases (test/merge-cases)", () => {
   const cases = readCases(ownDir)
-  const results = invariants(() => cases, { builtToRepeatKeys: true })
+  const results = invariants(() => cases)
 
   it("cover every order-insensitive shape of each language, each with cases to merge", () => {
     const shapes = new Set(cases.filter((c) => !c.mustHold).map((c) => `${c.language}/${c.id.split("/")[1]!.replace(/-\d+$/, "")}`))
@@ -135,5 +132,5 @@ describe("own merge cases (test/merge-cases)", () => {
 
 describe("merge corpus (real merges)", () =>
   withSharedFixture(corpus, "FORKJOIN_MERGE_CORPUS_DIR", () => {
-    invariants(() => readCases(corpus.dir), { builtToRepeatKeys: false })
+    invariants(() => readCases(corpus.dir))
   }))

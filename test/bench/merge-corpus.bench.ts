@@ -6,8 +6,9 @@
  * workspace). Each result is equal to Expected, held (a conflict), or clean but different; a
  * clean JSON result that repeats a key in one object, where no input did, is counted as
  * `duplicateKey` (code files are not checked for repeated members: no reliable check without a
- * parser). The full merge is the line merge until the syntax-aware merge lands
- * (`fullIsLineMerge: true` on every figure says so).
+ * parser). The full merge is `mergeFile` with the parser of the file's language (by syntax tree
+ * where the line merge conflicts or repeats a member); `structured` counts the clean results
+ * merged that way; `grammar_load_ms` is the grammars' load, outside every merge's time.
  *
  * Sets: `corpus` (FORKJOIN_MERGE_CORPUS_DIR, default ../shared/merge-corpus beside the
  * checkout), `corpus_final_newline` (corpus cases whose four versions do not agree on ending
@@ -29,7 +30,6 @@ import { emitJson, errorFigure, type Figure, note, printTable, repoRoot, round, 
 import {
   type CaseResult,
   compareAll,
-  FULL_MERGE_IS_LINE_MERGE,
   METHODS,
   type Method,
   readCases,
@@ -75,7 +75,7 @@ const rounded = (t: Tally) => ({ ...t, totalMs: round(t.totalMs), maxCaseMs: rou
 const tallies = (rs: ReadonlyArray<CaseResult>) =>
   Object.fromEntries(METHODS.map((m) => [m, rounded(tally(rs, m))])) as Record<Method, Tally>
 const ids = (rs: ReadonlyArray<CaseResult>, keep: (r: CaseResult) => boolean) => rs.filter(keep).map((r) => r.case.id)
-const common = { fullIsLineMerge: FULL_MERGE_IS_LINE_MERGE, peerName: PEER }
+const common = { peerName: PEER }
 
 const reportSet = (set: string, rs: ReadonlyArray<CaseResult>): void => {
   const languages = [...new Set(rs.map((r) => r.case.language))].sort()
@@ -91,7 +91,7 @@ const reportSet = (set: string, rs: ReadonlyArray<CaseResult>): void => {
       ...common,
       unit: "cases equal to Expected",
       n: subset.length,
-      measures: "per method: equal to Expected, held, clean but different, clean with a repeated JSON key, clean JSON that no longer parses, errors, time",
+      measures: "per method: equal to Expected, held, clean but different, clean with a repeated JSON key, clean JSON that no longer parses, clean by syntax tree, errors, time",
       methods: t,
       ...(set.startsWith("own") ? { mustHold: subset.filter((r) => r.case.mustHold).length } : {})
     })
@@ -157,7 +157,6 @@ const reportSet = (set: string, rs: ReadonlyArray<CaseResult>): void => {
     peer: null,
     ratio: null,
     peerName: null,
-    fullIsLineMerge: FULL_MERGE_IS_LINE_MERGE,
     unit: "cases where the join's answer differs from the library's full merge",
     n: rs.length,
     target: 0,
@@ -201,10 +200,21 @@ try {
   const corpus = readCases(corpusDir)
   const own = fs.existsSync(ownDir) ? readCases(ownDir) : []
   note(`merging ${corpus.length} corpus cases from ${corpusDir} and ${own.length} own cases four ways (git, line, full, join)`)
-  if (FULL_MERGE_IS_LINE_MERGE) note("the full merge is the line merge until the syntax-aware merge lands (fullIsLineMerge: true)")
   const all = [...corpus, ...own]
-  const results = await compareAll(scratch, all, (i) => {
+  const compared = await compareAll(scratch, all, (i) => {
     if ((i + 1) % 50 === 0) note(`joined ${i + 1}/${all.length}`)
+  })
+  const results = compared.results
+  report({
+    bench: BENCH,
+    metric: "grammar_load_ms",
+    ours: round(compared.grammarLoadMs),
+    peer: null,
+    ratio: null,
+    peerName: null,
+    unit: "ms",
+    measures: "loading the runtime and the grammars of the cases' languages once, before the full merges (not in their times)",
+    ...(compared.grammarFailures.length === 0 ? {} : { error: compared.grammarFailures.join("; ") })
   })
   const corpusResults = results.slice(0, corpus.length)
   reportSet("corpus", corpusResults.filter((r) => !r.case.finalNewlineChange))

@@ -2,7 +2,8 @@
  * The comparison behind the `merge-corpus` bench and its regression test: every three-way merge
  * case of a folder in the corpus layout (`<group>/<case>/{Base,Left,Right,Expected}.<ext>` and
  * `meta.json`) merged four ways, `git merge-file -p`, forkjoin's line merge (`mergeFile` without
- * syntax), forkjoin's full merge and the real orchestrator join of two children (a = Base→Left,
+ * syntax), forkjoin's full merge (`mergeFile` with the parser of the file's language, loaded from
+ * the packaged grammars) and the real orchestrator join of two children (a = Base→Left,
  * b = Base→Right, b joined after a, each exported byte-exact from an overlay), each result
  * classified against Expected.
  *
@@ -17,7 +18,10 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { openStateDirectory } from "../../packages/engine/src/Policy.ts"
 import { mergeFile, type FileMergeOutcome } from "../../packages/merge/src/FileMerge.ts"
-import { languageOfPath } from "../../packages/merge/src/Syntax.ts"
+import { Grammars } from "../../packages/merge/src/Grammars.ts"
+import { type Language, languageOfPath, type SyntaxParser } from "../../packages/merge/src/Syntax.ts"
+import { defaultLabels } from "../../packages/merge/src/TextMerge.ts"
+import { SYNTAX_BUDGET_MS } from "../../packages/orchestrator/src/internal/inputs.ts"
 import * as OrchestratorRun from "../../packages/orchestrator/src/Run.ts"
 import { sameBytes } from "../../packages/patch/src/Bytes.ts"
 import { BlobStore } from "../../packages/runtime/src/BlobStore.ts"
@@ -33,15 +37,45 @@ export const METHODS = ["git", "line", "full", "join"] as const
 /** One of `METHODS`. */
 export type Method = (typeof METHODS)[number]
 
-/**
- * True while forkjoin's full merge is its line merge: the syntax-aware option of `mergeFile` has
- * not landed, so `full` repeats `line` (the report says so beside every `full` figure).
- */
-export const FULL_MERGE_IS_LINE_MERGE = true
+/** The loaded parsers by language: what lets the full merge merge by syntax. */
+export type Parsers = ReadonlyMap<Language, SyntaxParser>
 
-/** forkjoin's full merge of one file: what a join does with a path both sides edited. */
-export const fullMerge = (sides: { readonly base: Uint8Array; readonly ours: Uint8Array; readonly theirs: Uint8Array }): FileMergeOutcome =>
-  mergeFile(sides)
+/**
+ * The parsers of `languages` from the merge's packaged grammars (the ones the join loads), with
+ * the time the loads took and one line per grammar that failed to load (its files then merge by
+ * lines, as in a join).
+ */
+export const loadParsers = (languages: Iterable<Language>): Promise<{ readonly parsers: Parsers; readonly ms: number; readonly failures: ReadonlyArray<string> }> =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const grammars = yield* Grammars
+      const parsers = new Map<Language, SyntaxParser>()
+      const failures: Array<string> = []
+      const t0 = nowMs()
+      for (const language of new Set(languages)) {
+        const parser = yield* grammars.parser(language).pipe(Effect.result)
+        if (Result.isSuccess(parser)) parsers.set(language, parser.success)
+        else failures.push(parser.failure.message)
+      }
+      return { parsers, ms: nowMs() - t0, failures }
+    }).pipe(Effect.provide(Grammars.layer))
+  )
+
+/**
+ * forkjoin's full merge of one file, what a join does with a path both sides edited: the line
+ * merge, and by syntax tree (within the join's time budget per file) when a parser of the file's
+ * language is loaded.
+ */
+export const fullMerge = (
+  parsers: Parsers,
+  language: Language | undefined,
+  sides: { readonly base: Uint8Array; readonly ours: Uint8Array; readonly theirs: Uint8Array }
+): FileMergeOutcome => {
+  const parser = language === undefined ? undefined : parsers.get(language)
+  if (parser === undefined) return mergeFile(sides)
+  const start = Date.now()
+  return mergeFile(sides, defaultLabels, { syntax: { parser, expired: () => Date.now() - start >= SYNTAX_BUDGET_MS } })
+}
 
 /** One case on disk: its id (`<group>/<name>`), the four versions and what meta.json says. */
 export interface MergeCase {
@@ -51,7 +85,7 @@ export interface MergeCase {
   /** The file's path in its project (meta.json `path`), where the join writes it. */
   readonly relPath: string
   /** The grammar's language of `relPath`, or `other` when none covers it. */
-  readonly language: string
+  readonly language: Language | "other"
   readonly base: Uint8Array
   readonly left: Uint8Array
   readonly right: Uint8Array
@@ -122,6 +156,8 @@ export interface MethodResult {
   readonly duplicateKey: boolean
   /** Clean JSON that no longer parses although all three inputs did. */
   readonly brokenJson: boolean
+  /** Clean and merged by syntax tree (not by lines). */
+  readonly structured: boolean
   readonly ms: number
   /** Set when the method could not run on this case (the case counts for none of the verdicts). */
   readonly error?: string
@@ -208,16 +244,17 @@ const jsonDamage = (c: MergeCase, merged: Uint8Array): { readonly duplicateKey: 
   return { duplicateKey: [...got].some((k) => !before.has(k)), brokenJson: false }
 }
 
-const clean = (c: MergeCase, bytes: Uint8Array, ms: number): MethodResult => ({
+const clean = (c: MergeCase, bytes: Uint8Array, ms: number, structured = false): MethodResult => ({
   verdict: sameBytes(bytes, c.expected) ? "equal" : "different",
   bytes,
   ...jsonDamage(c, bytes),
+  structured,
   ms
 })
 
-const held = (ms: number): MethodResult => ({ verdict: "held", duplicateKey: false, brokenJson: false, ms })
+const held = (ms: number): MethodResult => ({ verdict: "held", duplicateKey: false, brokenJson: false, structured: false, ms })
 
-const failed = (ms: number, error: string): MethodResult => ({ verdict: "held", duplicateKey: false, brokenJson: false, ms, error })
+const failed = (ms: number, error: string): MethodResult => ({ ...held(ms), error })
 
 const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6
 
@@ -239,12 +276,12 @@ export const mergedBytes = (c: MergeCase, o: FileMergeOutcome): Uint8Array | und
   }
 }
 
-const library = (c: MergeCase, merge: typeof fullMerge): MethodResult => {
+const library = (c: MergeCase, parsers: Parsers): MethodResult => {
   const t0 = nowMs()
-  const o = merge({ base: c.base, ours: c.left, theirs: c.right })
+  const o = fullMerge(parsers, c.language === "other" ? undefined : c.language, { base: c.base, ours: c.left, theirs: c.right })
   const ms = nowMs() - t0
   const bytes = mergedBytes(c, o)
-  return bytes === undefined ? held(ms) : clean(c, bytes, ms)
+  return bytes === undefined ? held(ms) : clean(c, bytes, ms, o._tag === "AutoMerged" && o.method === "structured")
 }
 
 /** `git merge-file -p Left Base Right` on the case's own files (exit 0 clean, 1..127 conflicts). */
@@ -308,7 +345,7 @@ const joinCase = (root: string, scratch: string, c: MergeCase, n: number) =>
     if (!["applied", "auto_merged", "noop"].includes(b.status)) {
       return failed(ms, `child b (Base to Right) ended ${b.status}${b.reason === undefined ? "" : `: ${b.reason}`}`)
     }
-    return clean(c, new Uint8Array(fs.readFileSync(abs)), ms)
+    return clean(c, new Uint8Array(fs.readFileSync(abs)), ms, (b.mergedPaths ?? []).some((m) => m.path === rel && m.method === "structured"))
   }).pipe(Effect.catchCause((cause) => Effect.succeed(failed(0, `the join failed: ${errorText(Cause.squash(cause))}`))))
 
 /**
@@ -328,21 +365,26 @@ export const joinAll = (scratch: string, cases: ReadonlyArray<MergeCase>, onCase
   )
 }
 
-/** The library merges and git on one case (the join is run for all cases at once by `joinAll`). */
-export const compareInProcess = (c: MergeCase): Readonly<Record<Exclude<Method, "join">, MethodResult>> => ({
+/** The library merges (the line merge: no parsers) and git on one case (the join is run for all cases at once by `joinAll`). */
+export const compareInProcess = (c: MergeCase, parsers: Parsers): Readonly<Record<Exclude<Method, "join">, MethodResult>> => ({
   git: gitMergeFile(c),
-  line: library(c, (sides) => mergeFile(sides)),
-  full: library(c, fullMerge)
+  line: library(c, new Map()),
+  full: library(c, parsers)
 })
 
-/** Every case merged all four ways (the join in `scratch`). */
+/** Every case merged all four ways (the join in `scratch`), and what loading the grammars cost. */
 export const compareAll = async (
   scratch: string,
   cases: ReadonlyArray<MergeCase>,
   onCase?: (i: number) => void
-): Promise<ReadonlyArray<CaseResult>> => {
+): Promise<{ readonly results: ReadonlyArray<CaseResult>; readonly grammarLoadMs: number; readonly grammarFailures: ReadonlyArray<string> }> => {
+  const loaded = await loadParsers(cases.flatMap((c) => (c.language === "other" ? [] : [c.language])))
   const joined = await joinAll(scratch, cases, onCase)
-  return cases.map((c, i) => ({ case: c, results: { ...compareInProcess(c), join: joined[i]! } }))
+  return {
+    results: cases.map((c, i) => ({ case: c, results: { ...compareInProcess(c, loaded.parsers), join: joined[i]! } })),
+    grammarLoadMs: loaded.ms,
+    grammarFailures: loaded.failures
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -356,6 +398,8 @@ export interface Tally {
   readonly different: number
   readonly duplicateKey: number
   readonly brokenJson: number
+  /** Clean results merged by syntax tree. */
+  readonly structured: number
   readonly errors: number
   readonly totalMs: number
   readonly maxCaseMs: number
@@ -372,6 +416,7 @@ export const tally = (results: ReadonlyArray<CaseResult>, method: Method): Tally
     different: ok.filter((r) => r.verdict === "different").length,
     duplicateKey: ok.filter((r) => r.duplicateKey).length,
     brokenJson: ok.filter((r) => r.brokenJson).length,
+    structured: ok.filter((r) => r.structured).length,
     errors: rs.length - ok.length,
     totalMs: rs.reduce((s, r) => s + r.ms, 0),
     maxCaseMs: rs.reduce((m, r) => Math.max(m, r.ms), 0)

@@ -34,8 +34,7 @@ export class OrderService {
   async cancel(id: string): Promise<void> {
     const order = await this.repository.find(id)
     if (order === undefined) throw new OrderNotFound(id)
-    if (!this.pending.delete(id)) return
-    await this.repository.releaseStock(id)
+    if (!this.pending.delete(order.id)) return
     await this.repository.update(id, { status: "cancelled", cancelledAt: this.clock.now() })
   }
 

@@ -34,8 +34,7 @@ export class OrderService {
   async cancel(id: string): Promise<void> {
     const order = await this.repository.find(id)
     if (order === undefined) throw new OrderNotFound(id)
-    this.pending.delete(id)
-    await this.repository.releaseStock(id)
+    this.pending.delete(order.id)
     await this.repository.update(id, { status: "cancelled", cancelledAt: this.clock.now() })
   }
 

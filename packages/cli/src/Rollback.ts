@@ -49,6 +49,8 @@ export interface RollbackResult {
   readonly record: PatchHistoryRecord
   /** The paths merged with later work. */
   readonly merged: ReadonlyArray<RelativePath>
+  /** Grammars that could not be loaded (their files were merged by lines). */
+  readonly warnings: ReadonlyArray<string>
   readonly repairs: ReadonlyArray<RepairOutcome>
   /** The ids for text output. */
   readonly ids: ShortIds.ShortIds
@@ -102,32 +104,40 @@ export const rollback = Effect.fn("Rollback.rollback")(function*(request: Rollba
       return [rolled, yield* ShortIds.loadForDisplay(engine.environmentId)] as const
     })
   ).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
-  return { record: rolled.record, merged: rolled.merged, repairs, ids } satisfies RollbackResult
+  return { record: rolled.record, merged: rolled.merged, warnings: rolled.warnings, repairs, ids } satisfies RollbackResult
 })
 
 const encodeRecord = Schema.encodeSync(RecordSchema)
 
 /**
  * `{"ok":true,"record":<PatchHistoryRecord>,"mergedPaths":[...]}` (the paths merged with later
- * work), plus `"repairs":[...]` when the startup repair did something.
+ * work), plus `"warnings":[...]` when a grammar could not be loaded and `"repairs":[...]` when
+ * the startup repair did something.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderJson = ({ merged, record, repairs }: RollbackResult): string =>
-  JSON.stringify({ ok: true, record: encodeRecord(record), mergedPaths: merged, ...repairsField(repairs) }) + "\n"
+export const renderJson = ({ merged, record, repairs, warnings }: RollbackResult): string =>
+  JSON.stringify({
+    ok: true,
+    record: encodeRecord(record),
+    mergedPaths: merged,
+    ...(warnings.length === 0 ? {} : { warnings }),
+    ...repairsField(repairs)
+  }) + "\n"
 
 /**
- * `Rolled back <txn> as <rollback txn>:` then one line per restored path, `(merged)` after a
- * path merged with later work.
+ * `Rolled back <txn> as <rollback txn>:` then one line per restored path, `(merged with later
+ * changes)` after a path merged with later work, then a `warning:` line per grammar not loaded.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const renderText = ({ ids, merged, record }: RollbackResult): string =>
+export const renderText = ({ ids, merged, record, warnings }: RollbackResult): string =>
   [
     `Rolled back ${ids.short(record.links.rollbackOf ?? "")} as ${ids.short(record.transactionId)} (record #${record.commitOrdinal}):`,
     ...record.changes.map((c) =>
       `  ${c.kind} ${c.moveFrom === undefined ? "" : `${c.moveFrom} -> `}${c.path}${merged.includes(c.path) ? " (merged with later changes)" : ""}`
-    )
+    ),
+    ...warnings.map((w) => `warning: ${w}`)
   ].join("\n") + "\n"

@@ -53,11 +53,28 @@ describe("forkjoin rollback merges later work on the same file", () => {
     expect(r.status, r.stderr).toBe(0)
     expect(r.json.record).toMatchObject({ transactionId: `rollback:${first}`, links: { rollbackOf: first }, outcome: "applied" })
     expect(r.json.mergedPaths).toEqual(["f.txt", "g.txt"])
+    // The record says how each merged path was made; a plain restore has no label.
+    expect(r.json.record.changes.map((c: any) => [c.path, c.merge])).toEqual([
+      ["f.txt", { method: "line" }],
+      ["g.txt", { method: "line" }],
+      ["h.txt", undefined]
+    ])
     // The later edits (f line 9, g line 10) stay; the first patch's lines are back.
     expect(textAt(ws, "f.txt")).toBe(at(TEN, 9, "LATER"))
     expect(textAt(ws, "g.txt")).toBe(at(TEN, 10, "ten"))
     expect(textAt(ws, "h.txt")).toBe(TEN)
     expect(recordsOf(ws).map((x) => x.transactionId)).toEqual([first, later, `rollback:${first}`])
+  })
+
+  it("merges by syntax where lines collide: a later import next to the rolled-back one stays, labelled structured", () => {
+    const { ws } = makeSandbox()
+    writeTree(ws, { "m.ts": 'import { a } from "./a"\nimport { b } from "./b"\n\nexport const x = a + b\n' })
+    const first = apply(ws, "*** Update File: m.ts", "@@", ' import { b } from "./b"', '+import { c } from "./c"', " ")
+    apply(ws, "*** Update File: m.ts", "@@", ' import { c } from "./c"', '+import { d } from "./d"', " ")
+    const r = cliJson(["rollback", first, "--workspace", ws])
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.json.record.changes.map((c: any) => [c.path, c.merge])).toEqual([["m.ts", { method: "structured", language: "typescript" }]])
+    expect(textAt(ws, "m.ts")).toBe('import { a } from "./a"\nimport { b } from "./b"\nimport { d } from "./d"\n\nexport const x = a + b\n')
   })
 
   it("says which paths were merged in its text output", () => {

@@ -21,10 +21,10 @@ import type { FileState, Plan, PlannedFile } from "@forkjoin/patch/Plan"
 import { byCodeUnit } from "@forkjoin/patch/RelativePath"
 import type { ConflictHunk, ConflictReason } from "@forkjoin/schema/Conflict"
 import type { RelativePath, Sha256Hash, TransactionId } from "@forkjoin/schema/Ids"
-import type { FileChange } from "@forkjoin/schema/PatchHistoryRecord"
+import type { ChangeMerge, FileChange } from "@forkjoin/schema/PatchHistoryRecord"
 import type { Snapshot } from "@forkjoin/schema/Snapshot"
 import { planOfFiles } from "./ChildPlan.ts"
-import { applyTheirsHunks, mergeFile, type Side } from "./FileMerge.ts"
+import { applyTheirsHunks, mergeFile, type SideNames, type Side, type SyntaxContext } from "./FileMerge.ts"
 import { liveFiles } from "./internal/liveFiles.ts"
 import type { MarkerLabels } from "./TextMerge.ts"
 
@@ -47,7 +47,8 @@ export type RollbackResolution =
  * What `planRollback` needs: the transaction's `changes` in commit order, `live`, the state
  * of every path and `moveFrom` they name, and `blob`, stored bytes by hash. `strict` refuses
  * any drift instead of merging; `labels` name the sides on conflict markers
- * (`rollbackMarkerLabels`); `resolved` holds the resolutions of a held rollback, by path.
+ * (`rollbackMarkerLabels`); `syntax`, a path's parser for the structured merge (without it,
+ * text is merged by lines); `resolved` holds the resolutions of a held rollback, by path.
  *
  * @category models
  * @since 0.1.0
@@ -58,6 +59,7 @@ export interface RollbackPlanInput {
   readonly blob: (hash: Sha256Hash) => Uint8Array | undefined
   readonly strict?: boolean
   readonly labels?: MarkerLabels
+  readonly syntax?: (path: RelativePath) => SyntaxContext | undefined
   readonly resolved?: ReadonlyMap<RelativePath, RollbackResolution>
 }
 
@@ -119,11 +121,25 @@ export const rollbackMarkerLabels = (transactionId: TransactionId): MarkerLabels
   return { ours: "workspace", base: `rolled back ${short}`, theirs: `before ${short}` }
 }
 
-/** The planned write that takes `path` from `now` to `after` (both `undefined` is no write). */
-const writeOf = (path: RelativePath, now: Side, after: Side): PlannedFile | undefined => {
+/**
+ * How a conflict without hunks names the sides: the file as later work left it, and the
+ * rollback's content (what the path held before the transaction).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const rollbackSideNames: SideNames = {
+  ours: "later work",
+  theirs: "the rollback",
+  oursVersion: "the file as it is now",
+  theirsVersion: "the content from before the transaction"
+}
+
+/** The planned write that takes `path` from `now` to `after` (both `undefined` is no write), with how it was merged. */
+const writeOf = (path: RelativePath, now: Side, after: Side, merge?: ChangeMerge): PlannedFile | undefined => {
   if (now === undefined && after === undefined) return undefined
   const kind = now === undefined ? "add" : after === undefined ? "delete" : "update"
-  return { kind, path, before: now, after }
+  return { kind, path, before: now, after, ...(merge === undefined ? {} : { merge }) }
 }
 
 /**
@@ -216,16 +232,21 @@ export const planRollback = (input: RollbackPlanInput): RollbackPlanOutcome => {
     }
     if (drifted.has(c.path)) {
       const sides = { base: bytesOf(c.after), ours: now, theirs: bytesOf(c.before) }
-      const m = mergeFile(sides, input.labels)
+      const m = mergeFile(sides, input.labels, { names: rollbackSideNames, syntax: input.syntax?.(c.path) })
       switch (m._tag) {
         case "Unchanged":
         case "Converged":
           break
-        case "TakeTheirs":
-        case "AutoMerged": {
+        case "TakeTheirs": {
           const write = writeOf(c.path, now, m.bytes)
           if (write !== undefined) files.push(write)
-          if (m._tag === "AutoMerged") merged.push(c.path)
+          break
+        }
+        case "AutoMerged": {
+          const how: ChangeMerge = { method: m.method, ...(m.language === undefined ? {} : { language: m.language }) }
+          const write = writeOf(c.path, now, m.bytes, how)
+          if (write !== undefined) files.push(write)
+          merged.push(c.path)
           break
         }
         case "Conflict":

@@ -356,6 +356,8 @@ describe("planRollback: merging a path changed since", () => {
       { kind: "update", path: "v", before: "b\n", after: "a\n" }
     ])
     expect(o._tag === "Ready" && o.merged).toEqual(["u"])
+    // The merged write says how it was made; the plain restore does not.
+    expect(o._tag === "Ready" && o.plan.files.map((x) => x.merge)).toEqual([{ method: "line" }, undefined])
     // --strict keeps refusing it.
     expect(f.plan(live, changes)).toEqual({ _tag: "Drift", paths: ["u"] })
   })

@@ -19,7 +19,11 @@ import { Engine, Grants } from "@forkjoin/engine/Engine"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { planRollback, rollbackMarkerLabels, type RollbackPlanOutcome, type RollbackResolution } from "@forkjoin/merge/RollbackPlan"
+import type { SyntaxContext } from "@forkjoin/merge/FileMerge"
+import { Grammars } from "@forkjoin/merge/Grammars"
+import { type Language, languageOfPath, type SyntaxParser } from "@forkjoin/merge/Syntax"
 import type { FileState } from "@forkjoin/patch"
+import { sha256 } from "@forkjoin/patch/Bytes"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
 import {
   type ConflictRecord,
@@ -32,8 +36,11 @@ import {
   TransactionId,
   TurnId
 } from "@forkjoin/schema"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import { SYNTAX_BUDGET_MS } from "./internal/inputs.ts"
 import { now } from "./internal/model.ts"
 import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 
@@ -49,6 +56,8 @@ const PAGE = 500
 export interface RolledBack {
   readonly record: PatchHistoryRecord
   readonly merged: ReadonlyArray<RelativePath>
+  /** Grammars that could not be loaded: their files were merged by lines only. */
+  readonly warnings: ReadonlyArray<string>
 }
 
 /**
@@ -82,13 +91,42 @@ const loadTransaction = (transactionId: TransactionId) =>
     // The postimages too: a drifted path is merged with what the transaction left as its base.
     const hashes = [...new Set(changes.flatMap((c) => [c.before?.hash, c.after?.hash, c.overwritten?.hash].filter((h): h is Sha256Hash => h !== undefined)))]
     const blobs = yield* blobsByHash(hashes)
+    // Grammars only for the languages of files changed since on both sides, as the join loads them.
+    const wanted = new Set<Language>()
+    for (const c of changes) {
+      const state = live.get(c.path)
+      const language = languageOfPath(c.path)
+      if (language === undefined || state?._tag !== "File" || c.after === undefined || c.before === undefined) continue
+      const hash = sha256(state.bytes)
+      if (hash !== c.after.hash && hash !== c.before.hash) wanted.add(language)
+    }
+    const parsers = new Map<Language, SyntaxParser>()
+    const warnings: Array<string> = []
+    const grammars = yield* Effect.serviceOption(Grammars)
+    if (Option.isSome(grammars)) {
+      for (const language of wanted) {
+        const parser = yield* grammars.value.parser(language).pipe(Effect.result)
+        if (Result.isSuccess(parser)) parsers.set(language, parser.success)
+        else warnings.push(`${parser.failure.message}; the rollback's ${language} files were merged by lines only`)
+      }
+    }
+    const clock = yield* Clock.Clock
+    const syntax = (p: RelativePath): SyntaxContext | undefined => {
+      const language = languageOfPath(p)
+      const parser = language === undefined ? undefined : parsers.get(language)
+      if (parser === undefined) return undefined
+      const start = clock.currentTimeMillisUnsafe()
+      return { parser, expired: () => clock.currentTimeMillisUnsafe() - start >= SYNTAX_BUDGET_MS }
+    }
     return {
       applied,
+      warnings,
       input: {
         changes,
         live: (p: RelativePath) => live.get(p) ?? ({ _tag: "Missing" } satisfies FileState),
         blob: (h: Sha256Hash) => blobs.get(h),
-        labels: rollbackMarkerLabels(transactionId)
+        labels: rollbackMarkerLabels(transactionId),
+        syntax
       }
     }
   })
@@ -126,7 +164,7 @@ export const rollback = Effect.fn("Rollback.rollback")(function*(
 ) {
   const engine = yield* Engine
   const store = yield* MergeStore
-  const { applied, input } = yield* loadTransaction(transactionId)
+  const { applied, input, warnings } = yield* loadTransaction(transactionId)
   const planned = planRollback({ ...input, strict: options.strict === true })
   switch (planned._tag) {
     case "Unavailable":
@@ -190,7 +228,7 @@ export const rollback = Effect.fn("Rollback.rollback")(function*(
       const record = yield* apply(transactionId, options.threadId, planned)
       // A held attempt of this rollback is superseded by the one applied.
       yield* store.holdRollback(engine.environmentId, transactionId, []).pipe(Effect.mapError(storeFailure("Dropping the rollback's held conflicts")))
-      return { record, merged: planned.merged } satisfies RolledBack
+      return { record, merged: planned.merged, warnings } satisfies RolledBack
     }
   }
 })

@@ -188,7 +188,7 @@ const reportSet = (set: string, rs: ReadonlyArray<CaseResult>): void => {
         peerName: null,
         case: r.case.id,
         language: r.case.language,
-        ...Object.fromEntries(METHODS.map((m) => [m, { verdict: r.results[m].verdict, ms: round(r.results[m].ms), ...(r.results[m].duplicateKey ? { duplicateKey: true } : {}) }]))
+        ...Object.fromEntries(METHODS.map((m) => [m, { verdict: r.results[m].verdict, ms: round(r.results[m].ms), ...(r.results[m].duplicateKey ? { duplicateKey: true } : {}), ...(r.results[m].structured ? { structured: true } : {}) }]))
       })
     }
   }

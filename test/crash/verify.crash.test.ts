@@ -4,7 +4,8 @@
  * lists the run, and `run --resume` sees the rollback in history and reports the child
  * `verification_failed_rolled_back` (exit 1), never `applied`, without running the command
  * again; the files stay as the rollback left them and every transaction is recorded once. The
- * same for an atomic join, whose one transaction was rolled back.
+ * same for an atomic join, whose one transaction was rolled back. A child committed just before
+ * a crash (`merge:after-child:2`) is still verified by the resume.
  */
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
@@ -33,11 +34,11 @@ const verifyOf = (seen: string) => ({
 const fileTexts = (ws: string) => Object.fromEntries(Object.keys(files).map((p) => [p, fs.readFileSync(path.join(ws, p), "utf8")]))
 
 /** Runs the plan killed at the fault; returns the run id and what `status` lists as pending. */
-const crashed = (atomic: boolean) => {
+const crashed = (atomic: boolean, fault = "verify:after-rollback:1") => {
   const c = makeCase(files, {})
   const seen = path.join(c.outside, "seen")
   fs.writeFileSync(c.planFile, JSON.stringify(planOf(tasks, { atomic, verify: verifyOf(seen) })))
-  const killed = runCli(["run", c.planFile, "--workspace", c.ws, "--json"], { env: { FORKJOIN_FAULT: "verify:after-rollback:1" } })
+  const killed = runCli(["run", c.planFile, "--workspace", c.ws, "--json"], { env: { FORKJOIN_FAULT: fault } })
   expect(killed.signal, `the fault did not fire (exit ${killed.status}): ${killed.stdout}${killed.stderr}`).toBe("SIGKILL")
   const status = runCli(["status", "--workspace", c.ws, "--json"])
   expect(status.status, status.stderr).toBe(0)
@@ -77,6 +78,17 @@ describe("a crash right after a verification rolled a child back", () => {
     // Nothing left to resume: the same outcomes again, nothing written.
     expect(resume(c.ws, runId).mergeExecution).toEqual(out.mergeExecution)
     expect(records()).toEqual([one, two, `rollback:${two}`])
+  })
+
+  // Killed after the child's transaction, before its verification: the resume still verifies it.
+  it("a child committed just before a crash is verified by the resume, and rolled back when it fails", () => {
+    const { c, pending, runId, seen } = crashed(false, "merge:after-child:2")
+    expect(pending).toEqual(["two"])
+    expect(fileTexts(c.ws)).toEqual({ "m/a.txt": "A\n", "m/b.txt": "B\n" })
+    const out = resume(c.ws, runId)
+    expect(out.mergeExecution.outcomes.map((o) => [o.childId, o.status])).toEqual([["one", "applied"], ["two", "verification_failed_rolled_back"]])
+    expect(fs.readFileSync(seen, "utf8")).toBe("ran\nran\n")
+    expect(fileTexts(c.ws)).toEqual({ "m/a.txt": "A\n", "m/b.txt": "b\n" })
   })
 
   it("an atomic join: resume reports every child verification_failed_rolled_back", () => {

@@ -19,14 +19,14 @@ import { writeStdout } from "./internal/output.ts"
 export const resolve = Command.make(
   "resolve",
   {
-    conflictId: Argument.String("CONFLICT_ID").pipe(Argument.withDescription("The conflict, as 'forkjoin conflicts' lists it (<run-id>/<task-id>:<path>, the run id whole or shortened)")),
+    conflictId: Argument.String("CONFLICT_ID").pipe(Argument.withDescription("The conflict, as 'forkjoin conflicts' lists it (<run-id>/<task-id>:<path>, or a held rollback's rollback:<transaction-id>:<path>; ids whole or shortened)")),
     apply: Flag.Boolean("apply").pipe(Flag.withDescription("Take the child's side of the conflicting lines onto the file as it is now (a binary, deleted, added or moved file: the child's whole version, only if the file is still what the join saw)"), Flag.withDefault(false)),
     discard: Flag.Boolean("discard").pipe(Flag.withDescription("Keep the live file; drop the child's change to this path"), Flag.withDefault(false)),
     content: Flag.String("content").pipe(Flag.withMetavar("FILE"), Flag.withDescription("Write FILE's bytes as the merged result"), Flag.optional),
     workspace: workspaceFlag(),
     db: dbFlag,
     json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"transactionId\"?,\"outcome\"?,\"repairs\"?} (repairs when a crash repair ran first) or {\"ok\":false,\"error\":{...}}"),
+      Flag.withDescription("Print one JSON line: {\"ok\":true,\"transactionId\"?,\"outcome\"?,\"rollbackOf\"?,\"openConflicts\"?,\"repairs\"?} (rollbackOf and openConflicts for a rollback's conflict; repairs when a crash repair ran first) or {\"ok\":false,\"error\":{...}}"),
       Flag.withDefault(false)
     )
   },
@@ -51,7 +51,9 @@ export const resolve = Command.make(
     "Close one conflict through the engine (transaction conflict_resolution:<conflict-id>): --apply takes the " +
       "child's side of the conflicting lines (other changes to the file stay), --discard keeps the live file, --content FILE writes your merged text. When a child's last " +
       "conflict closes, the rest of its changes are applied (or, if every conflict was discarded, the child is " +
-      "dropped). Exit 0 resolved, 1 refused, 2 usage error."
+      "dropped). A held rollback's conflict writes nothing until its last one is resolved (--apply then takes the " +
+      "earlier side of the conflicting lines); the last applies the whole rollback as rollback:<transaction-id>. " +
+      "Exit 0 resolved, 1 refused, 2 usage error."
   ),
   Command.withShortDescription("Resolve a conflict: --apply, --discard or --content FILE")
 )

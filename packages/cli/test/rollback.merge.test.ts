@@ -99,6 +99,15 @@ describe("forkjoin rollback merges later work on the same file", () => {
   })
 })
 
+describe("help", () => {
+  it("rollback offers --strict and resolve names a held rollback's conflict ids", () => {
+    const rollback = runCli(["rollback", "--help"])
+    expect(rollback.stdout).toMatch(/--strict\s+Refuse with rollback_drift/)
+    expect(rollback.stdout.replace(/\s+/g, " ")).toContain("held as a conflict rollback:<transaction-id>:<path>")
+    expect(runCli(["resolve", "--help"]).stdout.replace(/\s+/g, " ")).toContain("a held rollback's rollback:<transaction-id>:<path>")
+  })
+})
+
 describe("a rollback that does not merge cleanly is held as conflicts", () => {
   it("holds the overlapping path, writes nothing; a later process lists it and resolving it applies the whole rollback once", () => {
     const { first, later, ws } = setup(2)

@@ -9,12 +9,9 @@
  */
 import { tableOf } from "./internal/languages.ts"
 import { type Duplicate, duplicatesIn, lineAt } from "./internal/structured/duplicates.ts"
+import { type Context, merge3, mergeNode, type Parsed, type Piece } from "./internal/structured/merge.ts"
+import { markerLine } from "./internal/textMerge.ts"
 import type { SyntaxNode, SyntaxParser, SyntaxTree } from "./Syntax.ts"
-
-interface Parsed {
-  readonly text: string
-  readonly root: SyntaxNode
-}
 import type { MarkerLabels } from "./TextMerge.ts"
 
 const BOM = "\uFEFF"
@@ -39,7 +36,8 @@ const utf8Length = (text: string): number => {
 const tooLarge = (texts: ReadonlyArray<string>): boolean =>
   texts.some((t) => t.length > maxBytes || utf8Length(t) > maxBytes)
 
-const withoutBom = (text: string): string => text.startsWith(BOM) ? text.slice(1) : text
+const hasBom = (text: string): boolean => text.startsWith(BOM)
+const withoutBom = (text: string): string => hasBom(text) ? text.slice(1) : text
 
 // Parses every text or none: a spent budget (undefined) disposes what was parsed already.
 const parseAll = (
@@ -61,6 +59,37 @@ const parseAll = (
 
 const disposeAll = (trees: ReadonlyArray<SyntaxTree>): void => {
   for (const t of trees) t.dispose()
+}
+
+const dominantEol = (text: string): string => {
+  const crlf = text.split("\r\n").length - 1
+  const lf = text.split("\n").length - 1 - crlf
+  return crlf > lf ? "\r\n" : "\n"
+}
+
+// A conflict's markers need lines of their own: the piece before ends one, the piece after
+// starts the next (or the text ends).
+const rendered = (pieces: ReadonlyArray<Piece>, labels: MarkerLabels, eol: string): { text: string; conflicts: number } | undefined => {
+  let text = ""
+  let conflicts = 0
+  let pendingLineEnd = false
+  for (const piece of pieces) {
+    if (typeof piece === "string") {
+      if (piece === "") continue
+      if (pendingLineEnd && piece[0] !== "\n" && piece[0] !== "\r") return undefined
+      pendingLineEnd = false
+      text += piece
+      continue
+    }
+    if (pendingLineEnd || (text !== "" && !text.endsWith("\n"))) return undefined
+    conflicts++
+    const block = (marker: string, body: string) => `${marker}${eol}${body === "" ? "" : `${body}${eol}`}`
+    text += block(markerLine("<<<<<<<", labels.ours), piece.ours) + block(markerLine("|||||||", labels.base), piece.base) +
+      block("=======", piece.theirs) + markerLine(">>>>>>>", labels.theirs)
+    pendingLineEnd = true
+  }
+  if (pendingLineEnd) text += eol
+  return { text, conflicts }
 }
 
 // Whether a node's text is copied whole from `side` (then its keys were the side's own).
@@ -146,7 +175,47 @@ export interface StructuredMergeInput {
  * @category combinators
  * @since 0.1.0
  */
-export const mergeStructured = (_input: StructuredMergeInput): StructuredMerge => ({ _tag: "Fallback", why: "unsupported" })
+export const mergeStructured = (input: StructuredMergeInput): StructuredMerge => {
+  const { parser, expired } = input
+  if (tooLarge([input.base, input.ours, input.theirs])) return { _tag: "Fallback", why: "too_large" }
+  if (expired()) return { _tag: "Fallback", why: "timeout" }
+  const texts = [withoutBom(input.base), withoutBom(input.ours), withoutBom(input.theirs)]
+  const bom = merge3(String(hasBom(input.base)), String(hasBom(input.ours)), String(hasBom(input.theirs))) === "true"
+  const trees = parseAll(parser, texts, expired)
+  if (trees === undefined) return { _tag: "Fallback", why: "timeout" }
+  try {
+    if (trees.some((t) => t.root.hasError)) return { _tag: "Fallback", why: "parse_error" }
+    const [base, ours, theirs] = trees.map((tree, i): Parsed => ({ text: texts[i]!, root: tree.root }))
+    const ctx: Context = { table: tableOf(parser.language), expired, steps: 0, timedOut: false }
+    const sides = { base: base!, ours: ours!, theirs: theirs! }
+    const pieces = mergeNode(ctx, sides, base!.root, ours!.root, theirs!.root, undefined)
+    if (ctx.timedOut) return { _tag: "Fallback", why: "timeout" }
+    if (pieces === undefined) return { _tag: "Fallback", why: "unsupported" }
+    const around = (side: Parsed, atEnd: boolean) =>
+      atEnd ? side.text.slice(side.root.endIndex) : side.text.slice(0, side.root.startIndex)
+    const whole = [
+      merge3(around(base!, false), around(ours!, false), around(theirs!, false)),
+      ...pieces,
+      merge3(around(base!, true), around(ours!, true), around(theirs!, true))
+    ]
+    const out = rendered(whole, input.labels, dominantEol(ours!.text))
+    if (out === undefined) return { _tag: "Fallback", why: "unsupported" }
+    const text = (bom ? BOM : "") + out.text
+    if (out.conflicts > 0) return { _tag: "Conflict", text, elements: out.conflicts }
+    // Accepted only if it parses cleanly and repeats no key neither side repeated.
+    const check = parseAll(parser, [out.text], expired)
+    if (check === undefined) return { _tag: "Fallback", why: "timeout" }
+    const clean = !check[0]!.root.hasError
+    const repeated = clean ? newDuplicates(parser, { text: out.text, root: check[0]!.root }, ours!.text, theirs!.text, expired) : []
+    disposeAll(check)
+    if (!clean) return { _tag: "Fallback", why: "unsupported" }
+    if (repeated === undefined) return { _tag: "Fallback", why: "timeout" }
+    if (repeated.length > 0) return { _tag: "Fallback", why: "unsupported" }
+    return { _tag: "Merged", text }
+  } finally {
+    disposeAll(trees)
+  }
+}
 
 /**
  * The verdict on a clean two-sided merge: `Sound`, or `Broken` when a key or member name now

@@ -17,7 +17,8 @@ export const defaultLabels: MarkerLabels = { ours: "ours", base: "base", theirs:
 
 // A label is part of one marker line: a line break (or any control character) in it would
 // forge marker or content lines, so each run of them becomes one space.
-const markerLine = (marker: string, label: string): string => {
+/** One marker line: the marker and its label made one line (an empty label leaves the bare marker). */
+export const markerLine = (marker: string, label: string): string => {
   const oneLine = label.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, " ").trim()
   return oneLine === "" ? marker : `${marker} ${oneLine}`
 }

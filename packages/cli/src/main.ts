@@ -18,6 +18,8 @@ import { config, gate, keygen } from "./GateCommand.ts"
 import { gc } from "./GcCommand.ts"
 import { history } from "./HistoryCommand.ts"
 import { mcp } from "./McpCommand.ts"
+import { mergeDriver } from "./MergeDriverCommand.ts"
+import { mergeFile } from "./MergeFileCommand.ts"
 import { processExitCode } from "./internal/errors.ts"
 import { helpWidth, layerFormatter } from "./internal/helpWrap.ts"
 import { layerPresenter, presentUsageErrors, unknownCommandInHelp, wantsJson } from "./internal/usage.ts"
@@ -41,7 +43,7 @@ const forkjoin = Command.make("forkjoin").pipe(
     "Parallel AI coding agents that edit one workspace safely: one native patch engine applies every change " +
       "all or nothing."
   ),
-  Command.withSubcommands([apply, run, runs, conflicts, resolve, rollback, status, repair, gc, history, schema, probe, gate, keygen, config, serve, token, agent, agents, mcp, demo])
+  Command.withSubcommands([apply, run, runs, conflicts, resolve, rollback, status, repair, gc, history, schema, probe, gate, keygen, config, serve, token, agent, agents, mcp, mergeFile, mergeDriver, demo])
 )
 
 // Built-ins kept: --help, --version, --completions. Dropped: --log-level (forkjoin logs nothing

@@ -1,0 +1,119 @@
+/**
+ * The `forkjoin merge-file` command: its arguments, flags, help text and examples, wired to the
+ * program in `MergeFile.ts`. Exit 0 clean, the number of conflicts (at most 127) when the result
+ * has conflict markers, 2 usage error or an input that cannot be used, 255 other errors.
+ *
+ * @since 0.1.0
+ */
+import { Argument, Command, Flag } from "effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { reportFailure, UsageError } from "./internal/errors.ts"
+import * as Colour from "./internal/colour.ts"
+import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
+import { MergeLanguage } from "./MergeFileReport.ts"
+
+/**
+ * `forkjoin merge-file OURS BASE THEIRS [-p | -o FILE] [-L LABEL]... [--language L] [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const mergeFile = Command.make(
+  "merge-file",
+  {
+    ours: Argument.String("OURS").pipe(Argument.withDescription("Your version; it receives the result unless -p or -o is given")),
+    base: Argument.String("BASE").pipe(Argument.withDescription("The common ancestor both versions started from")),
+    theirs: Argument.String("THEIRS").pipe(Argument.withDescription("The other version, merged into yours")),
+    stdout: Flag.Boolean("stdout").pipe(
+      Flag.withAlias("p"),
+      Flag.withDescription("Print the result on stdout instead of writing it; no file is touched"),
+      Flag.withDefault(false)
+    ),
+    output: Flag.String("output").pipe(
+      Flag.withAlias("o"),
+      Flag.withMetavar("FILE"),
+      Flag.withDescription("Write the result to FILE instead of OURS (created if missing; a symbolic link is written through)"),
+      Flag.optional
+    ),
+    labels: Flag.String("label").pipe(
+      Flag.withAlias("L"),
+      Flag.withMetavar("LABEL"),
+      Flag.withDescription(
+        "The words after the conflict markers instead of the file names: the first -L for OURS (<<<<<<<), the second " +
+          "for BASE (|||||||), the third for THEIRS (>>>>>>>)"
+      ),
+      Flag.atMost(3)
+    ),
+    language: Flag.Literals("language", MergeLanguage.literals).pipe(
+      Flag.withMetavar("LANG"),
+      Flag.withDescription(`The language to merge the files as: ${MergeLanguage.literals.join(", ")} (default: from the file name's extension)`),
+      Flag.optional
+    ),
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription(
+        "Print one JSON line: {\"ok\":true,\"path\",\"clean\",\"conflicts\",\"method\",\"language\"?} or " +
+          "{\"ok\":false,\"error\":{\"code\",\"paths\",\"message\"}} (not with -p)"
+      ),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("forkjoin.merge-file")(
+    function*(input) {
+      const output = Option.getOrUndefined(input.output)
+      if (input.stdout && output !== undefined) {
+        return yield* new UsageError({ message: "-p prints the result and -o writes it to a file: give one of them" })
+      }
+      if (input.stdout && input.json) {
+        return yield* new UsageError({ message: "-p prints the result on stdout, where --json prints its line: use -o FILE with --json" })
+      }
+      const MergeFile = yield* Effect.promise(() => import("./MergeFile.ts"))
+      const result = yield* MergeFile.mergeFiles({
+        ours: input.ours,
+        base: input.base,
+        theirs: input.theirs,
+        output,
+        toStdout: input.stdout,
+        labels: input.labels,
+        language: Option.getOrUndefined(input.language)
+      }).pipe(
+        Effect.catchTag("MergeFileError", (error) =>
+          Effect.gen(function*() {
+            const out = MergeFile.failureOutput(error, input.json, input.json ? Colour.plain : Colour.forStderr())
+            if (out.stdout !== "") yield* writeStdout(out.stdout)
+            if (out.stderr !== "") yield* writeStderr(out.stderr)
+            return yield* new CommandExit({ exitCode: out.exitCode })
+          }))
+      )
+      if (result.printed !== undefined) {
+        const bytes = result.printed
+        yield* Effect.sync(() => process.stdout.write(bytes))
+      }
+      if (input.json) yield* writeStdout(MergeFile.renderJson(result.report))
+      else yield* writeStderr(MergeFile.renderConflicts(result.report))
+      if (result.report.conflicts > 0) return yield* new CommandExit({ exitCode: MergeFile.conflictExitCode(result.report.conflicts) })
+    },
+    (effect, input) => Effect.catchTag(effect, "UsageError", reportFailure("merge-file", input.json))
+  )
+).pipe(
+  Command.withDescription(
+    "Three-way merge of three files, as 'git merge-file' does it: the changes from BASE to THEIRS are merged into " +
+      "OURS. The result goes into OURS (replaced in one step: a temp file in its folder, then a rename; a symbolic " +
+      "link is written through), into FILE with -o, or to stdout with -p. Where both sides changed the same lines " +
+      "the result holds both between <<<<<<< OURS, ||||||| BASE, ======= and >>>>>>> THEIRS markers, labelled with " +
+      "the file names or the -L labels. Works on any files: no workspace is needed and none is recorded. A missing " +
+      "input, a directory or a file that cannot be read writes nothing (exit 2); so does a binary file both sides " +
+      "changed (exit 255). Exit 0 clean, the number of conflicts (at most 127) when markers were written, 2 usage " +
+      "error or an input that cannot be used, 255 other errors. An exit of 2 is also two conflicts: --json tells " +
+      "them apart."
+  ),
+  Command.withShortDescription("Merge three files as git merge-file does (outside any workspace)"),
+  Command.withExamples([
+    { command: "forkjoin merge-file mine.ts base.ts theirs.ts", description: "Merge theirs.ts's changes into mine.ts" },
+    {
+      command: "forkjoin merge-file -p -L mine -L base -L upstream a.py o.py b.py > merged.py",
+      description: "Print the result with labelled markers, touching no input"
+    },
+    { command: "forkjoin merge-file -o out.json --json a.json o.json b.json", description: "Write the result to out.json and print one JSON line" }
+  ])
+)

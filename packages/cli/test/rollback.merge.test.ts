@@ -175,6 +175,20 @@ describe("a rollback that does not merge cleanly is held as conflicts", () => {
     expect(recordsOf(ws).map((x) => x.changes.map((c) => c.path))).toEqual([["f.txt", "h.txt"], ["f.txt", "h.txt"], ["h.txt"]])
   })
 
+  it("refuses, writing nothing, a held path whose conflict id would pass 256 characters", () => {
+    const { ws } = makeSandbox()
+    const long = `${"d".repeat(100)}/${"e".repeat(100)}/f.txt`
+    writeTree(ws, { [long]: TEN })
+    const first = apply(ws, `*** Update File: ${long}`, "@@", " 1", "-2", "+two")
+    apply(ws, `*** Update File: ${long}`, "@@", " 1", "-two", "+TWO")
+    const before = workspaceTree(ws)
+    const r = cliJson(["rollback", first, "--workspace", ws])
+    expect(r.status).toBe(1)
+    expect(r.json.error).toMatchObject({ code: "rollback_drift", paths: [long], message: expect.stringContaining("256 characters") })
+    expect(workspaceTree(ws)).toEqual(before)
+    expect(cliJson(["conflicts", "--workspace", ws]).json.conflicts).toEqual([])
+  })
+
   it("refuses a last resolution the live file no longer fits (nothing written), and asking again merges afresh", () => {
     const { first, ws } = setup(2)
     expect(cliJson(["rollback", first, "--workspace", ws]).status).toBe(1)

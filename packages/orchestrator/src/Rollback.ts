@@ -26,6 +26,7 @@ import type { FileState } from "@forkjoin/patch"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
 import {
+  ConflictId,
   type ConflictRecord,
   ownerOf,
   type PatchHistoryRecord,
@@ -40,6 +41,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { SYNTAX_BUDGET_MS } from "./internal/inputs.ts"
 import { now } from "./internal/model.ts"
 import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
@@ -185,6 +187,16 @@ export const rollback = Effect.fn("Rollback.rollback")(function*(
       // Only a plan given resolutions can be stale.
       return yield* Effect.die(new Error("a rollback planned without resolutions is never stale"))
     case "Conflicted": {
+      // A conflict id is at most 256 characters: a rollback whose ids would be longer cannot be held.
+      const unheld = planned.conflicts.filter((c) => Result.isFailure(Schema.decodeUnknownResult(ConflictId)(`rollback:${transactionId}:${c.path}`)))
+      if (unheld.length > 0) {
+        return yield* new OrchestratorError({
+          code: "rollback_drift",
+          paths: unheld.map((c) => c.path),
+          message: `${unheld.map((c) => c.path).join(", ")} changed after ${transactionId} and the rollback does not merge there, but ` +
+            "its conflict id would be longer than 256 characters, so it cannot be held; nothing was written. Edit the files by hand."
+        })
+      }
       const history = yield* HistoryStore
       const createdAt = yield* now
       const sides = planned.conflicts.flatMap((c) => [c.base, c.ours, c.theirs].filter((s): s is Uint8Array => s !== undefined))

@@ -58,8 +58,10 @@ const invariants = (load: () => ReadonlyArray<MergeCase>) => {
 
   it("is clean but different from Expected no more often than git merge-file", () => {
     const git = tally(results, "git").different
-    const worse = (["line", "full", "join"] as const).map((m) => ({ method: m, different: tally(results, m).different })).filter((t) => t.different > git)
-    expect(worse, `git merge-file: ${git}`).toEqual([])
+    const worse = (["line", "full", "join"] as const)
+      .filter((m) => tally(results, m).different > git)
+      .map((m) => `${m}: ${tally(results, m).different} (${results.filter((r) => r.results[m].verdict === "different").map((r) => r.case.id).join(", ")})`)
+    expect(worse, `git merge-file is clean but different on ${git}`).toEqual([])
   })
 
   it("holds every case built to stay held (the same member changed two ways)", () => {

@@ -92,11 +92,14 @@ const rendered = (pieces: ReadonlyArray<Piece>, labels: MarkerLabels, eol: strin
   return { text, conflicts }
 }
 
-// Whether a node's text is copied whole from `side` (then its keys were the side's own).
+// Whether a node's text is copied whole from `side` (then its keys were the side's own). It is
+// looked for first where it would be if the texts differ only by insertions and deletions
+// (at most the length difference away), then anywhere.
 const copiedFrom = (side: string, text: string, node: SyntaxNode): boolean => {
   const piece = text.slice(node.startIndex, node.endIndex)
-  const near = Math.max(0, node.startIndex - 65536)
-  return side.indexOf(piece, near) !== -1 || (near > 0 && side.includes(piece))
+  const near = Math.max(0, node.startIndex - Math.abs(text.length - side.length) - 1024)
+  if (side.startsWith(piece, near) || side.indexOf(piece, near) !== -1) return true
+  return near > 0 && side.lastIndexOf(piece, near) !== -1
 }
 
 /**

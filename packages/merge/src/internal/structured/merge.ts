@@ -313,33 +313,45 @@ const insertedByBoth = (
   sequence: Sequence,
   sides: { readonly ours: Parsed; readonly theirs: Parsed },
   hunks: ReadonlyArray<SideHunk>,
-  baseIds: ReadonlyArray<string | undefined>,
+  baseLength: number,
+  baseId: (i: number) => string | undefined,
   ours: ReadonlyArray<Item>,
   theirs: ReadonlyArray<Item>
 ): Set<number> | undefined => {
-  const known = new Set(baseIds.filter((id) => id !== undefined))
-  const oursInserted = new Map<string, string>()
-  for (const h of hunks) {
-    if (!h.ours) continue
-    for (let i = h.sideStart; i < h.sideEnd; i++) {
-      const item = ours[i]!
-      if (!sequence.member(item.node, sides.ours.text)) continue
-      const id = identityOf(sequence, item.node, sides.ours.text)
-      if (id !== undefined && !known.has(id)) oursInserted.set(id, item.text)
+  const insertedBy = (isOurs: boolean): Map<string, Array<number>> => {
+    const items = isOurs ? ours : theirs
+    const text = isOurs ? sides.ours.text : sides.theirs.text
+    const found = new Map<string, Array<number>>()
+    for (const h of hunks) {
+      if (h.ours !== isOurs) continue
+      for (let i = h.sideStart; i < h.sideEnd; i++) {
+        const item = items[i]!
+        if (!sequence.member(item.node, text)) continue
+        const id = identityOf(sequence, item.node, text)
+        if (id !== undefined) found.set(id, [...(found.get(id) ?? []), i])
+      }
     }
+    return found
   }
   const dropped = new Set<number>()
+  const oursInserted = insertedBy(true)
   if (oursInserted.size === 0) return dropped
-  for (const h of hunks) {
-    if (h.ours) continue
-    for (let i = h.sideStart; i < h.sideEnd; i++) {
-      const item = theirs[i]!
-      if (!sequence.member(item.node, sides.theirs.text)) continue
-      const id = identityOf(sequence, item.node, sides.theirs.text)
-      const text = id === undefined || known.has(id) ? undefined : oursInserted.get(id)
-      if (text === undefined) continue
-      if (text !== item.text) return undefined
+  const theirsInserted = insertedBy(false)
+  const both = [...theirsInserted.keys()].filter((id) => oursInserted.has(id))
+  if (both.length === 0) return dropped
+  // An identity base has too was moved or changed, not inserted.
+  const known = new Set<string>()
+  for (let i = 0; i < baseLength; i++) {
+    const id = baseId(i)
+    if (id !== undefined) known.add(id)
+  }
+  for (const id of both) {
+    if (known.has(id)) continue
+    const text = ours[oursInserted.get(id)![0]!]!.text
+    for (const i of theirsInserted.get(id)!) {
+      if (theirs[i]!.text !== text) return undefined
       dropped.add(i)
+      const h = hunks.find((x) => !x.ours && x.sideStart <= i && i < x.sideEnd)!
       if (i - 1 >= h.sideStart && isSeparator(theirs[i - 1]!.node) && !dropped.has(i - 1)) dropped.add(i - 1)
       else if (i + 1 < h.sideEnd && isSeparator(theirs[i + 1]!.node)) dropped.add(i + 1)
     }
@@ -354,7 +366,7 @@ const insertedByBoth = (
  */
 const refine = (
   hunk: Hunk,
-  baseIds: ReadonlyArray<string | undefined>,
+  baseId: (i: number) => string | undefined,
   items: ReadonlyArray<Item>,
   text: string,
   sequence: Sequence | undefined,
@@ -381,13 +393,13 @@ const refine = (
     Array.from({ length }, (_, i) => i).every((i) => {
       const b = base[hunk.start + i]!
       const s = items[hunk.sideStart + i]!
-      const id = baseIds[hunk.start + i]
+      const id = baseId(hunk.start + i)
       return b.node.type === s.node.type && (id === undefined || id === identityOf(sequence, s.node, text))
     })
   let pairs: Array<[number, number]> = []
   if (sameShape) pairs = Array.from({ length }, (_, i) => [hunk.start + i, hunk.sideStart + i])
   else {
-    const ids = baseIds.slice(hunk.start, hunk.end).map((id, i) => id ?? `\u0001base${i}`)
+    const ids = Array.from({ length }, (_, i) => baseId(hunk.start + i) ?? `\u0001base${i}`)
     const sideIds = items.slice(hunk.sideStart, hunk.sideEnd).map((item, i) => identityOf(sequence, item.node, text) ?? `\u0001side${i}`)
     const m = match(ids, sideIds, () => false)
     if (m === undefined) return loose(hunk)
@@ -430,14 +442,19 @@ const mergeList = (
     return undefined
   }
   const sequence = ctx.table.sequence(lists.b, parentType)
-  const baseIds = base.map((item) => identityOf(sequence, item.node, sides.base.text))
+  // Identities are read only where needed (a node's fields cost a walk of its children).
+  const idCache = new Map<number, string | undefined>()
+  const baseId = (i: number): string | undefined => {
+    if (!idCache.has(i)) idCache.set(i, identityOf(sequence, base[i]!.node, sides.base.text))
+    return idCache.get(i)
+  }
   const finer = (matched: Int32Array, items: ReadonlyArray<Item>, text: string, isOurs: boolean): Array<SideHunk> =>
-    hunksOf(matched, items.length).flatMap((h) => refine(h, baseIds, items, text, sequence, isOurs, base, sides.base.text, ctx))
+    hunksOf(matched, items.length).flatMap((h) => refine(h, baseId, items, text, sequence, isOurs, base, sides.base.text, ctx))
   const hunks: Array<SideHunk> = [
     ...finer(mo, ours, sides.ours.text, true),
     ...finer(mt, theirs, sides.theirs.text, false)
   ].sort((x, y) => x.start - y.start || (x.end - x.start) - (y.end - y.start) || (x.ours ? -1 : 1))
-  const dropped = sequence === undefined ? new Set<number>() : insertedByBoth(sequence, sides, hunks, baseIds, ours, theirs)
+  const dropped = sequence === undefined ? new Set<number>() : insertedByBoth(sequence, sides, hunks, base.length, baseId, ours, theirs)
   if (dropped === undefined) return undefined
   // Groups of hunks that touch the same children (transitively).
   const groups: Array<Array<SideHunk>> = []

@@ -189,7 +189,7 @@ export const mergeStructured = (input: StructuredMergeInput): StructuredMerge =>
   try {
     if (trees.some((t) => t.root.hasError)) return { _tag: "Fallback", why: "parse_error" }
     const [base, ours, theirs] = trees.map((tree, i): Parsed => ({ text: texts[i]!, root: tree.root }))
-    const ctx: Context = { table: tableOf(parser.language), expired, steps: 0, timedOut: false }
+    const ctx: Context = { table: tableOf(parser.language), expired, steps: 0, timedOut: false, depth: 0 }
     const sides = { base: base!, ours: ours!, theirs: theirs! }
     const pieces = mergeNode(ctx, sides, base!.root, ours!.root, theirs!.root, undefined)
     if (ctx.timedOut) return { _tag: "Fallback", why: "timeout" }

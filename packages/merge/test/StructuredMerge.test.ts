@@ -227,4 +227,15 @@ describe("mergeStructured", () => {
       const slow = yield* structured("json", large("\"end\": 0"), large("\"end\": 1"), large("\"end\": 2"), () => ++asked > 3)
       expect(slow).toEqual({ _tag: "Fallback", why: "timeout" })
     })))
+
+  it.effect("deep nesting and long chains never exhaust the stack: a change deep inside falls back, a union of thousands of arms merges", () =>
+    run(Effect.gen(function*() {
+      const depth = 5_000
+      const nested = (inner: string) => `${"[".repeat(depth)}${inner}${"]".repeat(depth)}\n`
+      const deep = yield* structured("json", nested("1, 2"), nested("10, 2"), nested("1, 20"))
+      expect(deep).toEqual({ _tag: "Fallback", why: "unsupported" })
+      const arms = Array.from({ length: 3_000 }, (_, i) => `  | "a${i}"`)
+      const union = (extra: string) => `type U =\n${arms.join("\n")}${extra}\n`
+      expect(textOf(yield* structured("typescript", union(""), union("\n  | \"o\""), union("\n  | \"t\"")))).toBe(union("\n  | \"o\"\n  | \"t\""))
+    })))
 })

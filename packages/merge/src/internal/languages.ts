@@ -318,10 +318,21 @@ export const tableOf = (language: Language): LanguageTable => {
  * (`a | b | c` parsed as `(a | b) | c`) gives the arms of the whole chain.
  */
 export const childrenOf = (table: LanguageTable, node: SyntaxNode): ReadonlyArray<SyntaxNode> => {
-  const children = node.children
-  const first = children[0]
-  if (!table.flattened.has(node.type) || first === undefined || first.type !== node.type) return children
-  return [...childrenOf(table, first), ...children.slice(1)]
+  if (!table.flattened.has(node.type)) return node.children
+  // Iteratively: a chain of thousands of arms must not exhaust the stack.
+  const tails: Array<ReadonlyArray<SyntaxNode>> = []
+  let current = node
+  for (;;) {
+    const children = current.children
+    const first = children[0]
+    if (first === undefined || first.type !== node.type) {
+      tails.push(children)
+      break
+    }
+    tails.push(children.slice(1))
+    current = first
+  }
+  return tails.reverse().flat()
 }
 
 /**

@@ -34,7 +34,12 @@ export interface Context {
   readonly expired: () => boolean
   steps: number
   timedOut: boolean
+  depth: number
 }
+
+// Deeper than this the merge does not descend (a long operator chain nests a node per
+// operand): the conflict is left to an enclosing element, never to the call stack.
+const maxDepth = 200
 
 /**
  * One child of a list as merged: its node with the tokens bound to it (a `;` ending it, the
@@ -159,8 +164,11 @@ export const mergeNode = (
   const bc = childrenOf(ctx.table, b)
   const oc = childrenOf(ctx.table, o)
   const tc = childrenOf(ctx.table, t)
-  if (bc.length === 0 || oc.length === 0 || tc.length === 0) return undefined
-  return mergeList(ctx, sides, { b, o, t, bc, oc, tc }, parentType)
+  if (bc.length === 0 || oc.length === 0 || tc.length === 0 || ctx.depth >= maxDepth) return undefined
+  ctx.depth++
+  const merged = mergeList(ctx, sides, { b, o, t, bc, oc, tc }, parentType)
+  ctx.depth--
+  return merged
 }
 
 const isSeparator = (node: SyntaxNode): boolean => !node.isNamed && (node.type === "," || node.type === ";" || node.type === "|")

@@ -135,8 +135,11 @@ const newDuplicates = (
   return found.filter((d) => !before.has(`${d.kind}\u0000${d.key}`))
 }
 
+// A key is shown whole up to a line's worth: a conflict's text stays readable.
+const shown = (key: string): string => key.length <= 80 ? key : `${key.slice(0, 77)}...`
+
 const describeDuplicate = (d: Duplicate, text: string): string =>
-  `the key ${d.key} appears twice in one ${d.kind} (lines ${lineAt(text, d.first)} and ${lineAt(text, d.second)}), though neither side has it twice`
+  `the key ${shown(d.key)} appears twice in one ${d.kind} (lines ${lineAt(text, d.first)} and ${lineAt(text, d.second)}), though neither side has it twice`
 
 /**
  * What the structured merge of three texts gives:

@@ -128,4 +128,15 @@ describe("checkMerged", () => {
       const parser = yield* (yield* Grammars).parser("json")
       expect(checkMerged({ base, ours, theirs, merged: lineMerged(base, ours, theirs), parser, expired: () => true })).toEqual({ _tag: "Sound" })
     })))
+
+  it.effect("a repeated key of any length is named in a detail of bounded length", () =>
+    run(Effect.gen(function*() {
+      const key = `"${"k".repeat(10_000)}"`
+      const base = lines("{", "  \"a\": 1,", "  \"b\": 2,", "  \"c\": 3,", "  \"d\": 4", "}")
+      const ours = base.replace("{\n", `{\n  ${key}: 0,\n`)
+      const theirs = base.replace("  \"d\": 4\n", `  "d": 4,\n  ${key}: 0\n`)
+      const verdict = yield* check("json", base, ours, theirs)
+      expect(verdict._tag === "Broken" && verdict.detail.length).toBeLessThan(200)
+      expect(verdict._tag === "Broken" && verdict.detail).toContain(`the key "${"k".repeat(60)}`)
+    })))
 })

@@ -238,4 +238,19 @@ describe("mergeStructured", () => {
       const union = (extra: string) => `type U =\n${arms.join("\n")}${extra}\n`
       expect(textOf(yield* structured("typescript", union(""), union("\n  | \"o\""), union("\n  | \"t\"")))).toBe(union("\n  | \"o\"\n  | \"t\""))
     })))
+
+  it.effect("a narrowed conflict in a CRLF file has CRLF marker lines, and TSX components' imports merge like TypeScript's", () =>
+    run(Effect.gen(function*() {
+      const crlf = (...xs: ReadonlyArray<string>) => xs.map((x) => `${x}\r\n`).join("")
+      const base = crlf("class A {", "  x = 1", "  y = 2", "}")
+      const r = yield* structured("typescript", base, crlf("class A {", "  x = 10", "  y = 2", "  z = 3", "}"), crlf("class A {", "  x = 20", "  y = 2", "}"))
+      expect(r).toEqual({
+        _tag: "Conflict",
+        elements: 1,
+        text: crlf("class A {", "<<<<<<< ours", "  x = 10", "||||||| base", "  x = 1", "=======", "  x = 20", ">>>>>>> theirs", "  y = 2", "  z = 3", "}")
+      })
+      const tsx = (...imports: ReadonlyArray<string>) => lines(...imports, "", "export const App = () => <div className=\"app\" />")
+      const merged = yield* structured("tsx", tsx("import a from \"a\""), tsx("import a from \"a\"", "import b from \"b\""), tsx("import a from \"a\"", "import c from \"c\""))
+      expect(textOf(merged)).toBe(tsx("import a from \"a\"", "import b from \"b\"", "import c from \"c\""))
+    })))
 })

@@ -32,7 +32,9 @@ export const mergeDriver = Command.make(
     const MergeDriver = yield* Effect.promise(() => import("./MergeDriver.ts"))
     const MergeFile = yield* Effect.promise(() => import("./MergeFile.ts"))
     const request = { base: input.base, current: input.current, other: input.other, pathName: Option.getOrUndefined(input.pathName) }
+    const { Grammars } = yield* Effect.promise(() => import("@forkjoin/merge/Grammars"))
     const outcome = yield* MergeDriver.runDriver(request).pipe(
+      Effect.provide(Grammars.layer),
       Effect.catchTag("MergeFileError", (error) =>
         Effect.gen(function*() {
           const out = MergeFile.failureOutput(error, false, Colour.forStderr())
@@ -51,7 +53,8 @@ export const mergeDriver = Command.make(
       "merge.forkjoin.driver \"forkjoin merge-driver %O %A %B %P\" (and merge.forkjoin.name). It merges OTHER into " +
       "CURRENT relative to BASE and writes the result into CURRENT in one step (a temp file beside it, then a " +
       "rename), so CURRENT is never left half-written: where both sides changed the same lines it holds both " +
-      "between <<<<<<< ours, ||||||| base, ======= and >>>>>>> theirs markers. A binary file both sides changed " +
+      "between <<<<<<< ours, ||||||| base, ======= and >>>>>>> theirs markers. A TypeScript, JavaScript, Python or JSON path (by its extension) is merged by " +
+      "syntax tree where the lines conflict, as merge-file does. A binary file both sides changed " +
       "keeps the current version. Exit 0 clean, 1 conflict, 2 usage error or an input that cannot be used, 255 a " +
       "failed write (CURRENT unchanged)."
   ),

@@ -8,17 +8,24 @@
  *
  * @since 0.1.0
  */
-import { mergeFile } from "@forkjoin/merge/FileMerge"
-import type { MarkerLabels } from "@forkjoin/merge/TextMerge"
+import { mergeFile, type SyntaxContext } from "@forkjoin/merge/FileMerge"
+import { Grammars } from "@forkjoin/merge/Grammars"
+import { type Language, languageOfPath } from "@forkjoin/merge/Syntax"
+import { type MarkerLabels, mergeText } from "@forkjoin/merge/TextMerge"
+import { sameBytes } from "@forkjoin/patch/Bytes"
 import { describeSystemError, errnoOf, remedyOf } from "@forkjoin/patch/SystemError"
 import type { ConflictReason } from "@forkjoin/schema/Conflict"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Colour from "./internal/colour.ts"
-import { MergeFileErrorCode, MergeFileFailure, type MergeLanguage, MergeFileReport, type MergeMethod } from "./MergeFileReport.ts"
+import { HeldReason, MergeFileErrorCode, MergeFileFailure, MergeFileReport } from "./MergeFileReport.ts"
+import type { MergeMethod } from "@forkjoin/schema/PatchHistoryRecord"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -52,8 +59,10 @@ export interface Sides {
 
 /**
  * What merging three sides gives:
- * - `Clean`: `bytes` is the result;
+ * - `Clean`: `bytes` is the result, made by lines or by syntax tree (`method`, `language`);
  * - `Conflicted`: `bytes` is the file with `conflicts` regions between diff3 markers;
+ * - `Held`: the line merge is clean but its structural checks refused it (`reason`) and merging
+ *   by syntax did not settle it; `bytes` is the line merge, without markers;
  * - `Unmergeable`: nothing to write: both sides changed the file and it cannot be merged by
  *   lines (`reason`, `binary`: a version has a NUL byte or is not UTF-8).
  *
@@ -61,19 +70,15 @@ export interface Sides {
  * @since 0.1.0
  */
 export type Merged =
-  | { readonly _tag: "Clean"; readonly bytes: Uint8Array; readonly method: MergeMethod; readonly language?: MergeLanguage }
-  | {
-    readonly _tag: "Conflicted"
-    readonly bytes: Uint8Array
-    readonly conflicts: number
-    readonly method: MergeMethod
-    readonly language?: MergeLanguage
-  }
+  | { readonly _tag: "Clean"; readonly bytes: Uint8Array; readonly method: MergeMethod; readonly language?: Language }
+  | { readonly _tag: "Conflicted"; readonly bytes: Uint8Array; readonly conflicts: number }
+  | { readonly _tag: "Held"; readonly bytes: Uint8Array; readonly reason: HeldReason }
   | { readonly _tag: "Unmergeable"; readonly reason: ConflictReason }
 
 /**
  * One `merge-file` invocation, after flag parsing. `output` is where the result goes (OURS
- * when not given); `toStdout` prints it instead; `labels` are the `-L` values in order.
+ * when not given); `toStdout` prints it instead; `labels` are the `-L` values in order;
+ * `language` overrides the one OURS's extension names.
  *
  * @category models
  * @since 0.1.0
@@ -85,7 +90,7 @@ export interface MergeFileRequest {
   readonly output?: string | undefined
   readonly toStdout: boolean
   readonly labels: ReadonlyArray<string>
-  readonly language?: MergeLanguage | undefined
+  readonly language?: Language | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -94,17 +99,19 @@ export interface MergeFileRequest {
 
 const encoder = new TextEncoder()
 
+const isHeldReason = Schema.is(HeldReason)
+
 /**
  * Merges three sides by `@forkjoin/merge`'s file merge. A side equal to the base gives the other
- * side byte for byte (binary or not). `language` is the language the caller asked for; the
- * line merge is the only method so far, so it does not change the result yet: the syntax-aware
- * merge plugs in here. Pure.
+ * side byte for byte (binary or not). With `syntax` (a parser of the file's language), a line
+ * conflict is merged by syntax tree where it can be, and a clean line merge must pass the
+ * structural checks. Pure.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const mergeSides = (sides: Sides, labels: MarkerLabels, _language?: MergeLanguage): Merged => {
-  const outcome = mergeFile(sides, labels)
+export const mergeSides = (sides: Sides, labels: MarkerLabels, syntax?: SyntaxContext): Merged => {
+  const outcome = mergeFile(sides, labels, { syntax })
   switch (outcome._tag) {
     case "Unchanged":
     case "Converged":
@@ -112,13 +119,46 @@ export const mergeSides = (sides: Sides, labels: MarkerLabels, _language?: Merge
     case "TakeTheirs":
       return { _tag: "Clean", bytes: outcome.bytes ?? sides.theirs, method: "line" }
     case "AutoMerged":
-      return { _tag: "Clean", bytes: outcome.bytes, method: "line" }
-    case "Conflict":
-      return outcome.hunks.length > 0
-        ? { _tag: "Conflicted", bytes: encoder.encode(outcome.text), conflicts: outcome.hunks.length, method: "line" }
+      return { _tag: "Clean", bytes: outcome.bytes, method: outcome.method, ...(outcome.language === undefined ? {} : { language: outcome.language }) }
+    case "Conflict": {
+      if (outcome.hunks.length > 0) return { _tag: "Conflicted", bytes: encoder.encode(outcome.text), conflicts: outcome.hunks.length }
+      // Held by a check, so the line merge itself was clean: it is what gets written.
+      const line = isHeldReason(outcome.reason) ? mergeText(sides.base, sides.ours, sides.theirs, labels) : undefined
+      return line?._tag === "Merged" && isHeldReason(outcome.reason)
+        ? { _tag: "Held", bytes: line.bytes, reason: outcome.reason }
         : { _tag: "Unmergeable", reason: outcome.reason }
+    }
   }
 }
+
+// One file's syntax-aware merge may take this long before the line result stands (the join's budget).
+const SYNTAX_BUDGET_MS = 2_000
+
+/**
+ * The parser to merge `sides` as `language` with, loaded through `Grammars` (when provided)
+ * only when the merge needs one: a language is known and both sides changed the file,
+ * differently. A grammar that cannot be loaded gives a warning naming it; the merge is then by
+ * lines.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const syntaxFor = (
+  sides: Sides,
+  language: Language | undefined
+): Effect.Effect<{ readonly syntax?: SyntaxContext | undefined; readonly warnings: ReadonlyArray<string> }> =>
+  Effect.gen(function*() {
+    const { base, ours, theirs } = sides
+    if (language === undefined || sameBytes(ours, base) || sameBytes(theirs, base) || sameBytes(ours, theirs)) return { warnings: [] }
+    const grammars = yield* Effect.serviceOption(Grammars)
+    if (Option.isNone(grammars)) return { warnings: [] }
+    const parser = yield* grammars.value.parser(language).pipe(Effect.result)
+    if (Result.isFailure(parser)) return { warnings: [`${parser.failure.message}; this file was merged by lines only`] }
+    const clock = yield* Clock.Clock
+    // The budget starts when the merge does, just after this.
+    const start = clock.currentTimeMillisUnsafe()
+    return { syntax: { parser: parser.success, expired: () => clock.currentTimeMillisUnsafe() - start >= SYNTAX_BUDGET_MS }, warnings: [] }
+  })
 
 /**
  * The marker labels: the `-L` values in order (ours, base, theirs), each side without one
@@ -307,13 +347,14 @@ export const writeAtomically = (target: string, bytes: Uint8Array, shown: string
 
 /**
  * What a `merge-file` run did: the report (its `path` is where the result went, `-` for
- * stdout) and, with `-p`, the bytes to print.
+ * stdout), warnings (a grammar that could not be loaded) and, with `-p`, the bytes to print.
  *
  * @category models
  * @since 0.1.0
  */
 export interface MergeFileResult {
   readonly report: MergeFileReport
+  readonly warnings: ReadonlyArray<string>
   readonly printed?: Uint8Array
 }
 
@@ -334,8 +375,10 @@ export const mergeFiles = (request: MergeFileRequest): Effect.Effect<MergeFileRe
     const destination = request.output ?? request.ours
     const target = request.toStdout ? undefined : yield* resolveTarget(destination, request.output === undefined ? "OURS" : "-o")
     const labels = labelsOf(request.labels, { ours: request.ours, base: request.base, theirs: request.theirs })
-    const merged = mergeSides({ base, ours, theirs }, labels, request.language)
-    // With a file on every side, a conflict without hunks is a binary one.
+    const sides = { base, ours, theirs }
+    const { syntax, warnings } = yield* syntaxFor(sides, request.language ?? languageOfPath(request.ours))
+    const merged = mergeSides(sides, labels, syntax)
+    // With a file on every side, a conflict that cannot be written is a binary one.
     if (merged._tag === "Unmergeable") {
       return yield* new MergeFileError({
         code: "binary_file",
@@ -344,19 +387,18 @@ export const mergeFiles = (request: MergeFileRequest): Effect.Effect<MergeFileRe
           `nothing was written: keep one side (copy THEIRS over OURS, or leave OURS) or merge it with a tool for that format`
       })
     }
-    const conflicts = merged._tag === "Conflicted" ? merged.conflicts : 0
-    const report = MergeFileReport.make({
-      ok: true,
-      path: target === undefined ? "-" : destination,
-      clean: conflicts === 0,
-      conflicts,
-      method: merged.method,
-      ...(merged.language === undefined ? {} : { language: merged.language })
-    })
-    if (target === undefined) return { report, printed: merged.bytes }
+    const where = target === undefined ? "-" : destination
+    const report = MergeFileReport.make(
+      merged._tag === "Clean"
+        ? { ok: true, path: where, clean: true, conflicts: 0, method: merged.method, ...(merged.language === undefined ? {} : { language: merged.language }) }
+        : merged._tag === "Conflicted"
+        ? { ok: true, path: where, clean: false, conflicts: merged.conflicts, method: "line" }
+        : { ok: true, path: where, clean: false, conflicts: 1, method: "line", reason: merged.reason }
+    )
+    if (target === undefined) return { report, warnings, printed: merged.bytes }
     const unchanged = request.output === undefined && Buffer.from(merged.bytes).equals(ours)
     if (!unchanged) yield* writeAtomically(target, merged.bytes, destination)
-    return { report }
+    return { report, warnings }
   })
 
 // -------------------------------------------------------------------------------------
@@ -378,11 +420,26 @@ export const renderJson = (report: MergeFileReport): string => JSON.stringify(re
  * @category combinators
  * @since 0.1.0
  */
-export const renderConflicts = (report: MergeFileReport): string =>
-  report.conflicts === 0
+export const renderConflicts = (report: MergeFileReport): string => {
+  const where = report.path === "-" ? "in the output" : `in ${shownPath(report.path)}`
+  if (report.reason !== undefined) {
+    const what = report.reason === "duplicate_member" ? "names a key or member twice" : "no longer parses"
+    return `1 conflict ${where}: the changes merged by lines without overlapping, but the result ${what} (neither side did) ` +
+      `and merging by syntax did not settle it; the line merge was written without markers: fix it by hand.\n`
+  }
+  return report.conflicts === 0
     ? ""
     : `${report.conflicts} conflict${report.conflicts === 1 ? "" : "s"} ${report.path === "-" ? "marked in the output" : `written to ${shownPath(report.path)}`} ` +
       `between <<<<<<< and >>>>>>> markers: edit each region to what it should say and remove the markers.\n`
+}
+
+/**
+ * The warnings of a merge for stderr, one `warning: ...` line each.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const renderWarnings = (warnings: ReadonlyArray<string>): string => warnings.map((w) => `warning: ${w}\n`).join("")
 
 /**
  * The exit code of a merge that wrote nothing: 2 for an input or output that cannot be used

@@ -5,13 +5,13 @@
  *
  * @since 0.1.0
  */
+import { Language } from "@forkjoin/merge/Syntax"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { reportFailure, UsageError } from "./internal/errors.ts"
 import * as Colour from "./internal/colour.ts"
 import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
-import { MergeLanguage } from "./MergeFileReport.ts"
 
 /**
  * `forkjoin merge-file OURS BASE THEIRS [-p | -o FILE] [-L LABEL]... [--language L] [--json]`.
@@ -45,14 +45,17 @@ export const mergeFile = Command.make(
       ),
       Flag.atMost(3)
     ),
-    language: Flag.Literals("language", MergeLanguage.literals).pipe(
+    language: Flag.Literals("language", Language.literals).pipe(
       Flag.withMetavar("LANG"),
-      Flag.withDescription(`The language to merge the files as: ${MergeLanguage.literals.join(", ")} (default: from the file name's extension)`),
+      Flag.withDescription(
+        `Merge by syntax tree as this language where the line merge conflicts or its result repeats a key or no longer ` +
+          `parses: ${Language.literals.join(", ")} (default: from OURS's extension; other files merge by lines)`
+      ),
       Flag.optional
     ),
     json: Flag.Boolean("json").pipe(
       Flag.withDescription(
-        "Print one JSON line: {\"ok\":true,\"path\",\"clean\",\"conflicts\",\"method\",\"language\"?} or " +
+        "Print one JSON line: {\"ok\":true,\"path\",\"clean\",\"conflicts\",\"method\",\"language\"?,\"reason\"?} or " +
           "{\"ok\":false,\"error\":{\"code\",\"paths\",\"message\"}} (not with -p)"
       ),
       Flag.withDefault(false)
@@ -68,6 +71,8 @@ export const mergeFile = Command.make(
         return yield* new UsageError({ message: "-p prints the result on stdout, where --json prints its line: use -o FILE with --json" })
       }
       const MergeFile = yield* Effect.promise(() => import("./MergeFile.ts"))
+      // Grammars load only if the merge needs one (both sides changed a file in a known language).
+      const { Grammars } = yield* Effect.promise(() => import("@forkjoin/merge/Grammars"))
       const result = yield* MergeFile.mergeFiles({
         ours: input.ours,
         base: input.base,
@@ -77,6 +82,7 @@ export const mergeFile = Command.make(
         labels: input.labels,
         language: Option.getOrUndefined(input.language)
       }).pipe(
+        Effect.provide(Grammars.layer),
         Effect.catchTag("MergeFileError", (error) =>
           Effect.gen(function*() {
             const out = MergeFile.failureOutput(error, input.json, input.json ? Colour.plain : Colour.forStderr())
@@ -85,6 +91,7 @@ export const mergeFile = Command.make(
             return yield* new CommandExit({ exitCode: out.exitCode })
           }))
       )
+      yield* writeStderr(MergeFile.renderWarnings(result.warnings))
       if (result.printed !== undefined) {
         const bytes = result.printed
         yield* Effect.sync(() => process.stdout.write(bytes))
@@ -101,7 +108,10 @@ export const mergeFile = Command.make(
       "OURS. The result goes into OURS (replaced in one step: a temp file in its folder, then a rename; a symbolic " +
       "link is written through), into FILE with -o, or to stdout with -p. Where both sides changed the same lines " +
       "the result holds both between <<<<<<< OURS, ||||||| BASE, ======= and >>>>>>> THEIRS markers, labelled with " +
-      "the file names or the -L labels. Works on any files: no workspace is needed and none is recorded. A missing " +
+      "the file names or the -L labels. TypeScript, JavaScript, Python and JSON files (by OURS's extension, or " +
+      "--language) that conflict by lines are merged by syntax tree where they can be (imports, members, keys both " +
+      "sides added), and a clean line merge that names a key twice or no longer parses is held as one conflict. " +
+      "Works on any files: no workspace is needed and none is recorded. A missing " +
       "input, a directory or a file that cannot be read writes nothing (exit 2); so does a binary file both sides " +
       "changed (exit 255). Exit 0 clean, the number of conflicts (at most 127) when markers were written, 2 usage " +
       "error or an input that cannot be used, 255 other errors. An exit of 2 is also two conflicts: --json tells " +

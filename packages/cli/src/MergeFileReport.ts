@@ -1,44 +1,34 @@
 /**
  * What `forkjoin merge-file --json` prints, as schemas: the report of a merge that wrote its
- * result and the failure of one that wrote nothing, with the methods, languages and error codes
- * they name. Kept apart from the program (`MergeFile.ts`) so the command's flags can name the
- * languages without loading the merge at start-up.
+ * result and the failure of one that wrote nothing, with the reasons and error codes they name.
+ * Kept apart from the program (`MergeFile.ts`), which loads the merge only when it runs.
  *
  * @since 0.1.0
  */
+import { Language } from "@forkjoin/merge/Syntax"
+import { MergeMethod } from "@forkjoin/schema/PatchHistoryRecord"
 import * as Schema from "effect/Schema"
 
 /**
- * How a result was made: by lines (diff3) or by syntax tree.
+ * A clean line merge held as a conflict by its structural checks: a key or member now named
+ * twice (`duplicate_member`) or a file that no longer parses (`syntax_broken`), which merging
+ * by syntax could not settle either.
  *
  * @category models
  * @since 0.1.0
  */
-export const MergeMethod = Schema.Literals(["line", "structured"])
+export const HeldReason = Schema.Literals(["duplicate_member", "syntax_broken"])
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type MergeMethod = typeof MergeMethod.Type
-
-/**
- * The languages `--language` accepts: those the syntax-aware merge has grammars for.
- *
- * @category models
- * @since 0.1.0
- */
-export const MergeLanguage = Schema.Literals(["typescript", "tsx", "javascript", "python", "json"])
-
-/**
- * @category models
- * @since 0.1.0
- */
-export type MergeLanguage = typeof MergeLanguage.Type
+export type HeldReason = typeof HeldReason.Type
 
 /**
  * The `--json` line of a merge that wrote its result: where it went, whether it is clean, how
- * many conflicts carry markers in it, how it was made and, for a structured merge, the language.
+ * many conflicts it has, how it was made and, for a structured merge, the language. A result
+ * its structural checks held (`reason`) is the line merge without markers, one conflict.
  *
  * @category models
  * @since 0.1.0
@@ -49,7 +39,8 @@ export const MergeFileReport = Schema.Struct({
   clean: Schema.Boolean,
   conflicts: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
   method: MergeMethod,
-  language: Schema.optionalKey(MergeLanguage)
+  language: Schema.optionalKey(Language),
+  reason: Schema.optionalKey(HeldReason)
 })
 
 /**

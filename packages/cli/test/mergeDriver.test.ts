@@ -40,7 +40,7 @@ const gitOk = (repo: string, ...args: ReadonlyArray<string>): string => {
  * A repository whose `f.txt` starts as `base` on main, becomes `ours` on main and `theirs` on
  * branch `side`, with forkjoin registered as the merge driver of `*.txt` (as the README says).
  */
-const repoWith = (sides: { readonly base: string; readonly ours: string; readonly theirs: string }): string => {
+const repoWith = (sides: { readonly base: string; readonly ours: string; readonly theirs: string }, file = "f.txt"): string => {
   const repo = path.join(makeSandbox().dir, "repo")
   fs.mkdirSync(repo)
   gitOk(repo, "init", "-q", "-b", "main")
@@ -48,22 +48,22 @@ const repoWith = (sides: { readonly base: string; readonly ours: string; readonl
   gitOk(repo, "config", "user.email", "test@example.test")
   gitOk(repo, "config", "merge.forkjoin.name", "forkjoin merge")
   gitOk(repo, "config", "merge.forkjoin.driver", `"${process.execPath}" "${BIN}" merge-driver %O %A %B %P`)
-  fs.writeFileSync(path.join(repo, ".gitattributes"), "*.txt merge=forkjoin\n")
-  fs.writeFileSync(path.join(repo, "f.txt"), sides.base)
+  fs.writeFileSync(path.join(repo, ".gitattributes"), "*.txt merge=forkjoin\n*.ts merge=forkjoin\n")
+  fs.writeFileSync(path.join(repo, file), sides.base)
   gitOk(repo, "add", ".")
   gitOk(repo, "commit", "-q", "-m", "base")
   gitOk(repo, "checkout", "-q", "-b", "side")
-  fs.writeFileSync(path.join(repo, "f.txt"), sides.theirs)
+  fs.writeFileSync(path.join(repo, file), sides.theirs)
   gitOk(repo, "commit", "-q", "-am", "theirs")
   gitOk(repo, "checkout", "-q", "main")
-  fs.writeFileSync(path.join(repo, "f.txt"), sides.ours)
+  fs.writeFileSync(path.join(repo, file), sides.ours)
   gitOk(repo, "commit", "-q", "-am", "ours")
   return repo
 }
 
 /** True when git's trace shows it ran forkjoin's driver on one of its temp files. */
-const ranDriver = (trace: string): boolean =>
-  /run_command: .*forkjoin\.mjs" merge-driver \.merge_file_\w+ \.merge_file_\w+ \.merge_file_\w+ \S*f\.txt/.test(trace)
+const ranDriver = (trace: string, file = "f.txt"): boolean =>
+  new RegExp(`run_command: .*forkjoin\\.mjs" merge-driver \\.merge_file_\\w+ \\.merge_file_\\w+ \\.merge_file_\\w+ \\S*${file.replace(".", "\\.")}`).test(trace)
 
 describe("git runs forkjoin as its merge driver", () => {
   it("git merge: a clean merge through the driver, committed", () => {
@@ -86,6 +86,22 @@ describe("git runs forkjoin as its merge driver", () => {
     expect(fs.readFileSync(path.join(repo, "f.txt"), "utf8")).toBe(text("a", "<<<<<<< ours", "X", "||||||| base", "b", "=======", "Y", ">>>>>>> theirs", "c"))
     expect(gitOk(repo, "status", "--porcelain")).toBe("UU f.txt\n")
     expect(fs.readdirSync(repo).filter((f) => f.includes("forkjoin"))).toEqual([])
+  })
+
+  it("git merge: imports both branches added at the same place merge by syntax, where git's own merge conflicts", () => {
+    const sides = {
+      base: text(`import { a } from "./a"`, "", "export const x = 1"),
+      ours: text(`import { a } from "./a"`, `import { b } from "./b"`, "", "export const x = 1"),
+      theirs: text(`import { a } from "./a"`, `import { c } from "./c"`, "", "export const x = 1")
+    }
+    const repo = repoWith(sides, "index.ts")
+    const r = git(repo, "merge", "-q", "--no-edit", "side")
+    expect(r.status, r.stderr).toBe(0)
+    expect(ranDriver(r.stderr, "index.ts")).toBe(true)
+    expect(gitOk(repo, "show", "HEAD:index.ts")).toBe(text(`import { a } from "./a"`, `import { b } from "./b"`, `import { c } from "./c"`, "", "export const x = 1"))
+    // Without the driver the same merge conflicts.
+    const at = writeSides(makeSandbox().dir, sides)
+    expect(git(repo, "merge-file", "-p", at.ours, at.base, at.theirs).status).toBe(1)
   })
 
   it("git cherry-pick goes through the driver too", () => {

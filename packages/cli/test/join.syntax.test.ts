@@ -54,6 +54,23 @@ describe("a join's merges by syntax tree, through the CLI", () => {
     expect(runCli(["history", "diff", mergeTransaction(out.runId, "one"), "--workspace", c.ws]).stdout).not.toContain("merged (")
   })
 
+  it("a child merged by syntax just before a crash is reported so after the resume, from its record", () => {
+    const c = makeCase({ "src/app.ts": APP }, planOf([editTask("one", ["src"], addImport("src/app.ts", "b")), editTask("two", ["src"], addImport("src/app.ts", "c"))]))
+    // Killed after the second child's transaction committed, before its outcome was stored.
+    const killed = runCli(["run", c.planFile, "--workspace", c.ws, "--json"], { env: { FORKJOIN_FAULT: "merge:after-child:2" } })
+    expect(killed.signal, killed.stderr).toBe("SIGKILL")
+    const runId = cliJson(["status", "--workspace", c.ws]).json.interruptedRuns[0].runId
+    const resumed = cliJson(["run", "--resume", runId, "--workspace", c.ws])
+    expect(resumed.status, resumed.stderr).toBe(0)
+    expect(resumed.json.mergeExecution.outcomes[1]).toEqual({
+      childId: "two",
+      status: "auto_merged",
+      transactionId: mergeTransaction(runId, "two"),
+      autoMergedPaths: ["src/app.ts"],
+      mergedPaths: [{ path: "src/app.ts", method: "structured", language: "typescript" }]
+    })
+  })
+
   it("the run's text names the method beside each merged path", () => {
     const c = makeCase({ "src/app.ts": APP }, planOf([editTask("one", ["src"], addImport("src/app.ts", "b")), editTask("two", ["src"], addImport("src/app.ts", "c"))]))
     const r = runCli(["run", c.planFile, "--workspace", c.ws])

@@ -1,6 +1,6 @@
 /**
  * Properties of the syntax-aware merge over generated edits of a JSON object and of a
- * TypeScript class: disjoint edits merge and commute, a side merged with itself or with an
+ * TypeScript class and of a Python dict: disjoint edits merge and commute, a side merged with itself or with an
  * unchanged side is that side, and no accepted result contains an error node.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -66,6 +66,10 @@ const json = (entries: ReadonlyArray<readonly [string, string]>): string =>
 const cls = (entries: ReadonlyArray<readonly [string, string]>): string =>
   `export class K {\n${entries.map(([k, v]) => `  ${k}(): number {\n    return ${v}\n  }\n`).join("\n")}}\n`
 
+/** A Python dict literal, one entry a line, each with its trailing comma. */
+const dict = (entries: ReadonlyArray<readonly [string, string]>): string =>
+  `D = {\n${entries.map(([k, v]) => `    "${k}": ${v},\n`).join("")}}\n`
+
 const elements = (n: number, side: Side, who: string): Array<readonly [string, string]> => {
   const out: Array<readonly [string, string]> = []
   for (let i = 0; i <= n; i++) {
@@ -111,6 +115,9 @@ const meet = (c: Case): boolean => {
 const jsonSet = (text: string): Array<string> =>
   Object.entries(JSON.parse(text) as Record<string, number>).map(([k, v]) => `${k}=${v}`).sort()
 
+const dictSet = (text: string): Array<string> =>
+  [...text.matchAll(/ {4}"(\w+)": (\d+),?\n/g)].map((m) => `${m[1]}=${m[2]}`).sort()
+
 const classSet = (text: string): Array<string> =>
   [...text.matchAll(/ {2}(\w+)\(\): number \{\n {4}return (\d+)\n/g)].map((m) => `${m[1]}=${m[2]}`).sort()
 
@@ -121,7 +128,8 @@ const run = <A, E>(effect: Effect.Effect<A, E, Grammars>) => effect.pipe(Effect.
 
 const languages = [
   { language: "json" as const, render: json, set: jsonSet },
-  { language: "typescript" as const, render: cls, set: classSet }
+  { language: "typescript" as const, render: cls, set: classSet },
+  { language: "python" as const, render: dict, set: dictSet }
 ]
 
 describe("mergeStructured properties", () => {

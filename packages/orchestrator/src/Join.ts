@@ -28,13 +28,14 @@ import {
 } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { storeFailure } from "./OrchestratorError.ts"
 import { revalidate } from "./Revalidate.ts"
 import * as Verify from "./Verify.ts"
 import { proceedAtomic } from "./internal/atomic.ts"
+import { readChildChangeset } from "./internal/changesetFile.ts"
 import { planFor, recordGaps } from "./internal/inputs.ts"
+import { admitChangeset } from "./internal/landing.ts"
 import {
   childThread,
   type JoinChild,
@@ -196,18 +197,15 @@ const finishRun = (runId: MergeRunId) =>
 export const childrenOf = (run: MergeRun): ReadonlyArray<JoinChild> =>
   run.outcomes.map((o) => {
     const namespace = path.join(run.runDirectory, "subagents", o.childId)
-    let changeset: unknown = undefined
-    try {
-      changeset = JSON.parse(fs.readFileSync(path.join(namespace, "changeset.json"), "utf8"))
-    } catch {
-      // Missing or unreadable: the child is joined as `missing_changeset`.
-    }
+    // Missing, not a regular file or not JSON: the child is joined with the reason as its status.
+    const read = readChildChangeset(namespace)
     const scope = run.mergePlan.writeScopes[o.childId]
     return {
       id: o.childId,
       mode: "transactional_write",
       ...(scope === undefined ? {} : { writeScope: scope }),
-      changeset,
+      changeset: Result.isSuccess(read) ? read.success : undefined,
+      ...(Result.isFailure(read) ? { unread: read.failure } : {}),
       blobDirectory: path.join(namespace, "blobs")
     }
   })
@@ -221,8 +219,7 @@ export const childrenOf = (run: MergeRun): ReadonlyArray<JoinChild> =>
  */
 export const applyRemainder = (run: MergeRun, child: JoinChild, exclude: ReadonlySet<string>) =>
   Effect.gen(function*() {
-    if (child.changeset === undefined) return { outcome: { childId: child.id, status: "missing_changeset" }, conflicts: [] } satisfies Joined
-    const checked = revalidate(child.changeset, { id: child.id, writeScope: child.writeScope ?? [] })
+    const checked = yield* admitChangeset(child)
     if (Result.isFailure(checked)) {
       return { outcome: { childId: child.id, status: checked.failure.status, reason: checked.failure.reason }, conflicts: [] } satisfies Joined
     }
@@ -244,13 +241,13 @@ const joinChild = (run: MergeRun, child: JoinChild, changed: ReadonlySet<Relativ
     const transactionId = transactionOf(run.runId, child.id)
     // At most once: a crash after the engine committed but before the outcome was stored.
     const already = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
-    if (already.length > 0) return { outcome: recoveredOutcome(child.id, child, already, transactionId), conflicts: [] } satisfies Joined
+    if (already.length > 0) {
+      const admitted = yield* admitChangeset(child)
+      return { outcome: recoveredOutcome(child.id, Result.getOrUndefined(admitted), already, transactionId), conflicts: [] } satisfies Joined
+    }
     const refused = scopeViolation(child.id, refusals)
     if (refused !== undefined) return { outcome: refused, conflicts: [] } satisfies Joined
-    if (child.changeset === undefined) {
-      return { outcome: { childId: child.id, status: "missing_changeset", reason: "the child exported no changeset (it did not finish cleanly)" }, conflicts: [] } satisfies Joined
-    }
-    const checked = revalidate(child.changeset, { id: child.id, writeScope: child.writeScope ?? [] })
+    const checked = yield* admitChangeset(child)
     if (Result.isFailure(checked)) {
       return { outcome: { childId: child.id, status: checked.failure.status, reason: checked.failure.reason }, conflicts: [] } satisfies Joined
     }

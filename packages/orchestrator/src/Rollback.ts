@@ -138,10 +138,20 @@ const blobsByHash = (hashes: ReadonlyArray<Sha256Hash>) =>
     const history = yield* HistoryStore
     const blobs = new Map<string, Uint8Array>()
     for (const h of hashes) {
-      const bytes = yield* history.getBlob(h).pipe(Effect.mapError(storeFailure("Reading a snapshot")))
+      // Retention dropped it: the rollback cannot restore it (not a store failure to retry).
+      const bytes = yield* history.getBlob(h).pipe(Effect.mapError((e) => (e.reason === "Pruned" ? pruned(h, e) : storeFailure("Reading a snapshot")(e))))
       if (Option.isSome(bytes)) blobs.set(h, bytes.value)
     }
     return blobs
+  })
+
+const pruned = (hash: Sha256Hash, cause: { readonly message: string }) =>
+  new OrchestratorError({
+    code: "rollback_unavailable",
+    paths: [],
+    message: `The earlier content this rollback needs (${hash}) was dropped by retention (forkjoin gc ` +
+      "--prune-snapshots-older-than), so it cannot be restored; nothing was written. Restore the file from version control instead.",
+    cause
   })
 
 const unavailable = (paths: ReadonlyArray<string>) =>

@@ -20,12 +20,14 @@ import * as MergeStoreSqlite from "@forkjoin/history/MergeStoreSqlite"
 import { Grammars } from "@forkjoin/merge/Grammars"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
 import { normalizePath } from "@forkjoin/patch/RelativePath"
+import { readCheckedDirectory, readRegularFile } from "@forkjoin/patch/SafeRead"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
+import { MAX_BLOB_BYTES } from "@forkjoin/runtime/BlobStore"
 import * as Children from "@forkjoin/runtime/Children"
 import { DriverUnavailable, PromptDriver } from "@forkjoin/runtime/Driver"
 import type { RunPlan } from "@forkjoin/runtime/RunPlan"
 import { type ChildOutcome, type ConflictRecord, type GateDecision, type MergeRun, MergeRunId, type ThreadId } from "@forkjoin/schema"
-import type { EngineError } from "@forkjoin/schema/EngineError"
+import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -35,6 +37,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Conflicts from "./Conflicts.ts"
 import * as Join from "./Join.ts"
+import { MAX_CHANGESET_BYTES, readChildChangeset, type Unread } from "./internal/changesetFile.ts"
+import * as RunLock from "./internal/runLock.ts"
 import { OrchestratorError } from "./OrchestratorError.ts"
 
 /**
@@ -161,7 +165,16 @@ export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options
     return yield* modelUnavailable(new DriverUnavailable({ taskIds: prompted }))
   }
   const gate = yield* admit(plan, { root: engine.root, parentBatchOpen: options.parentBatchOpen, admission: options.admission })
+  // A between edit the engine's path policy refuses stops the run before any child starts.
+  yield* betweenTargets(plan.between ?? [])
   const runId = MergeRunId.make(`run-${randomUUID()}`)
+  // Held until the run returns: gc keeps a live run's folder, and a resume of it is refused (run_busy).
+  return yield* RunLock.holding(runId, runHeld(plan, options, runId, gate))
+})
+
+/** `runPlan` once the run has its id and holds its lock: children, between-edits, join, resolutions. */
+const runHeld = Effect.fnUntraced(function*(plan: RunPlan, options: RunOptions, runId: MergeRunId, gate: GateDecision | undefined) {
+  const engine = yield* Engine
   const runDirectory = Artifacts.defaultRunDirectory(engine.root, runId)
   if (gate !== undefined) yield* writeGateDecision(runDirectory, gate)
   const scripted = plan.tasks.filter((t) => t.changesetFile === undefined)
@@ -185,19 +198,30 @@ export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options
         `Their artifacts are in ${runDirectory}; run the plan again to start over.`
     })
   }
+  // Why a task's changesetFile could not be staged, by task id (the join reports it as the child's status).
+  const unstaged = new Map<string, Unread>()
   for (const t of plan.tasks) {
-    if (t.changesetFile !== undefined) yield* stageChangeset(path.resolve(options.planDirectory, t.changesetFile), runDirectory, t.id)
+    if (t.changesetFile === undefined) continue
+    const unread = yield* stageChangeset(path.resolve(options.planDirectory, t.changesetFile), runDirectory, t.id)
+    if (unread !== undefined) unstaged.set(t.id, unread)
   }
-  yield* writeBetween(engine.root, plan.between ?? [])
+  yield* writeBetween(plan.between ?? [])
   const children = plan.tasks.map((t): Join.JoinChild => {
     const namespace = path.join(runDirectory, "subagents", t.id)
     const refusals = ran.results.find((r) => r.id === t.id)?.refusals ?? []
+    const staged = unstaged.get(t.id)
+    const read: Result.Result<unknown, Unread> = t.mode !== "transactional_write"
+      ? Result.succeed(undefined)
+      : staged !== undefined
+      ? Result.fail(staged)
+      : readChildChangeset(namespace)
     return {
       id: t.id,
       mode: t.mode,
       ...(refusals.length === 0 ? {} : { refusals }),
       ...(t.writeScope === undefined ? {} : { writeScope: t.writeScope }),
-      changeset: t.mode === "transactional_write" ? readJson(path.join(namespace, "changeset.json")) : undefined,
+      changeset: Result.isSuccess(read) ? read.success : undefined,
+      ...(Result.isFailure(read) ? { unread: read.failure } : {}),
       blobDirectory: path.join(namespace, "blobs")
     }
   })
@@ -226,16 +250,21 @@ export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options
 })
 
 /**
- * Finishes the join of an interrupted run (children still `pending`), then reports it.
+ * Finishes the join of an interrupted run (children still `pending`, and children whose
+ * conflicts a crashed resolve left all closed), then reports it.
+ * One process at a time per run: while another runs or resumes it, `run_busy`, nothing done.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const resume = Effect.fn("Run.resume")(function*(runId: MergeRunId) {
-  const run = yield* Join.loadRun(runId)
+  // No such run: the lock file just made for it locks nothing.
+  const run = yield* Join.loadRun(runId).pipe(Effect.tapError((e) => (e.code === "unknown_run" ? RunLock.forget(runId) : Effect.void)))
   yield* Join.proceed(runId, Join.childrenOf(run))
+  // Children a crashed resolve left with every conflict closed but the rest not applied.
+  yield* Conflicts.settleResolved(runId)
   return yield* outcomeOf(runId, [])
-})
+}, (effect, runId) => RunLock.holding(runId, effect))
 
 const outcomeOf = (runId: MergeRunId, results: ReadonlyArray<Children.ChildResult>) =>
   Effect.gen(function*() {
@@ -260,50 +289,115 @@ const writeGateDecision = (runDirectory: string, decision: GateDecision) =>
     catch: artifactFailure("Recording the gate's decision")
   })
 
-const readJson = (file: string): unknown => {
-  try {
-    return JSON.parse(fs.readFileSync(file, "utf8"))
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * Copies a changeset produced elsewhere (and its `blobs/sha256/*` beside it) into the child's
  * namespace, so a resumed join reads every child from one layout. The copy is not trusted:
- * the join revalidates it and checks every blob's hash.
+ * the join revalidates it and checks every blob's hash. Only regular files are copied (never
+ * through a link, size-checked first); returns why the changeset cannot be used, if so, with
+ * nothing of it staged.
  */
 const stageChangeset = (file: string, runDirectory: string, taskId: string) =>
   Effect.gen(function*() {
     const namespace = yield* Artifacts.childDirectory(runDirectory, taskId).pipe(Effect.mapError(artifactFailure("Preparing the child's folder")))
+    const changeset = readRegularFile(file, MAX_CHANGESET_BYTES)
+    if (Result.isFailure(changeset)) {
+      const r = changeset.failure
+      return {
+        status: r._tag === "Missing" ? "missing_changeset" : "invalid_changeset",
+        reason: r._tag === "Missing"
+          ? `the changesetFile ${file} does not exist; export the changeset again or fix the plan's path`
+          : `the changesetFile ${file} was not read: ${r.detail}; give a regular changeset file`
+      } satisfies Unread
+    }
+    const blobs = path.join(path.dirname(file), "blobs", "sha256")
+    const copies: Array<readonly [string, Uint8Array]> = []
+    const listed = fs.existsSync(blobs) ? readCheckedDirectory(blobs, () => true) : Result.succeed([])
+    if (Result.isFailure(listed)) {
+      return { status: "invalid_changeset", reason: `the blob folder ${blobs} beside the changesetFile is not a readable folder; give real folders` } satisfies Unread
+    }
+    for (const entry of listed.success) {
+      const blob = readRegularFile(path.join(blobs, entry.name), MAX_BLOB_BYTES)
+      if (Result.isFailure(blob)) {
+        const detail = blob.failure._tag === "Missing" ? "it disappeared while being copied" : blob.failure.detail
+        return { status: "invalid_changeset", reason: `the blob ${path.join(blobs, entry.name)} beside the changesetFile was not read: ${detail}; blobs must be regular files` } satisfies Unread
+      }
+      copies.push([entry.name, blob.success])
+    }
     yield* Effect.try({
       try: () => {
-        fs.mkdirSync(namespace, { recursive: true })
-        if (fs.existsSync(file)) fs.copyFileSync(file, path.join(namespace, "changeset.json"))
-        const blobs = path.join(path.dirname(file), "blobs", "sha256")
-        if (fs.existsSync(blobs)) fs.cpSync(blobs, path.join(namespace, "blobs", "sha256"), { recursive: true })
+        fs.mkdirSync(path.join(namespace, "blobs", "sha256"), { recursive: true })
+        fs.writeFileSync(path.join(namespace, "changeset.json"), changeset.success)
+        for (const [name, bytes] of copies) fs.writeFileSync(path.join(namespace, "blobs", "sha256", name), bytes)
       },
       catch: artifactFailure(`Copying the changeset ${file}`)
     })
+    return undefined
   })
 
-/** The plan's outside edits, written directly to the files (deliberately not through the engine). */
-const writeBetween = (root: string, edits: NonNullable<RunPlan["between"]>) =>
-  Effect.try({
-    try: () => {
-      for (const e of edits) {
-        const raw = "write" in e ? e.write.path : e.delete.path
-        const rel = normalizePath(raw)
-        // RunPlan.decode already refused paths that do not normalize.
-        if (Result.isFailure(rel)) continue
-        const abs = path.join(root, ...rel.success.split("/"))
-        if ("write" in e) {
-          fs.mkdirSync(path.dirname(abs), { recursive: true })
-          fs.writeFileSync(abs, e.write.content)
-        } else fs.rmSync(abs, { force: true })
+/**
+ * Where each of the plan's outside edits lands, resolved by the engine's own path policy
+ * (denied names such as `.git` and `.forkjoin` at any depth, on the name and where links lead;
+ * no link out of the workspace): the first refused edit fails with the engine's error, so a
+ * plan cannot use `between` to write where the engine never would. Also refused: a target
+ * that is a folder, a link or anything but a regular file.
+ */
+const betweenTargets = (edits: NonNullable<RunPlan["between"]>) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const rels = edits.flatMap((e) => {
+      const rel = normalizePath("write" in e ? e.write.path : e.delete.path)
+      // RunPlan.decode already refused paths that do not normalize.
+      return Result.isSuccess(rel) ? [rel.success] : []
+    })
+    const refuse = (rel: string, code: EngineError["code"], why: string, cause?: unknown) =>
+      new EngineError({
+        code,
+        stage: 3,
+        paths: [rel],
+        message: `The plan's between edit of '${rel}' was refused, and nothing of the run was written: ${why}`,
+        ...(cause === undefined ? {} : { cause })
+      })
+    const inspected = yield* engine.inspect(rels)
+    const targets: Array<string> = []
+    for (const rel of rels) {
+      const one = inspected.get(rel)
+      if (one === undefined) return yield* refuse(rel, "path_invalid", "it could not be resolved.")
+      if (Result.isFailure(one)) return yield* refuse(rel, one.failure.code, one.failure.message, one.failure)
+      if (one.success.landing === undefined) return yield* refuse(rel, "path_outside_roots", "it leads through a link out of the workspace; use a path inside it.")
+      const state = one.success.state
+      if (state._tag === "Directory" || state._tag === "Other") {
+        return yield* refuse(rel, "unsupported_file_type", `it is ${state._tag === "Other" ? state.description : "a folder"}; between edits write regular files only.`)
       }
-    },
-    catch: artifactFailure("Writing the plan's between edits")
+      targets.push(path.join(engine.root, ...one.success.landing.split("/")))
+    }
+    return targets
+  })
+
+/**
+ * The plan's outside edits, written directly to the files (deliberately not through the
+ * engine: they are the drift a join must notice), each where the engine's resolution says it
+ * lands, never through a final link.
+ */
+const writeBetween = (edits: NonNullable<RunPlan["between"]>) =>
+  Effect.gen(function*() {
+    const targets = yield* betweenTargets(edits)
+    yield* Effect.try({
+      try: () => {
+        for (const [i, e] of edits.entries()) {
+          const abs = targets[i]!
+          if ("write" in e) {
+            fs.mkdirSync(path.dirname(abs), { recursive: true })
+            const fd = fs.openSync(abs, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | (fs.constants.O_NOFOLLOW ?? 0), 0o644)
+            try {
+              fs.writeFileSync(fd, e.write.content)
+            } finally {
+              fs.closeSync(fd)
+            }
+          } else fs.rmSync(abs, { force: true })
+        }
+      },
+      catch: artifactFailure("Writing the plan's between edits")
+    })
   })
 
 /**

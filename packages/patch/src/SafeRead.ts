@@ -180,3 +180,47 @@ export const readWorkspaceFile = (
   })
   return Result.isSuccess(read) ? { bytes: read.success, mode: checked.mode & 0o7777 } : "unreadable"
 }
+
+/**
+ * Why `readRegularFile` read nothing: nothing is there (`Missing`), or what is there is not a
+ * regular file of at most the allowed size, or could not be read (`Refused`, in words).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type RegularFileRefusal =
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Refused"; readonly detail: string }
+
+/**
+ * The bytes of the regular file at `absolute` (any location: artifacts, blobs), at most
+ * `maxBytes` of them: a link is never followed, a named pipe or device never opened (both are
+ * refused from `lstat`, and the open re-checks the descriptor), and the size is checked before
+ * a byte is read.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const readRegularFile = (absolute: string, maxBytes: number): Result.Result<Uint8Array, RegularFileRefusal> => {
+  let checked: fs.Stats | undefined
+  try {
+    checked = fs.lstatSync(absolute, { throwIfNoEntry: false })
+  } catch (error) {
+    return Result.fail({ _tag: "Refused", detail: `it cannot be inspected (${errnoOf(error) ?? String(error)})` })
+  }
+  if (checked === undefined) return Result.fail({ _tag: "Missing" })
+  if (!checked.isFile()) return Result.fail({ _tag: "Refused", detail: `it is ${describeEntry(checked)}, not a regular file` })
+  if (checked.size > maxBytes) return Result.fail({ _tag: "Refused", detail: `it is ${checked.size} bytes, above the limit of ${maxBytes}` })
+  const read = readCheckedFile(absolute, checked, () => true)
+  if (Result.isSuccess(read)) {
+    // Grown since the check: refused as well, never more than the limit.
+    return read.success.length > maxBytes
+      ? Result.fail({ _tag: "Refused", detail: `it grew above the limit of ${maxBytes} bytes` })
+      : Result.succeed(read.success)
+  }
+  const r = read.failure
+  return Result.fail({
+    _tag: "Refused",
+    detail: r._tag === "Replaced" ? `it was replaced while being read (${r.detail})` : r._tag === "Refused" ? `it lies at ${r.landed}` : `reading it failed (${errnoOf(r.error) ?? String(r.error)})`
+  })
+}

@@ -11,11 +11,13 @@
  *
  * @since 0.1.0
  */
-import { describeError, errnoOf, sha256 } from "@forkjoin/patch"
+import { describeError, sha256 } from "@forkjoin/patch"
+import { readRegularFile } from "@forkjoin/patch/SafeRead"
 import type { Sha256Hash } from "@forkjoin/schema"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
@@ -23,15 +25,17 @@ import * as path from "node:path"
 
 /**
  * A blob could not be stored or read: `NotFound`, `Corrupt` (stored bytes no longer hash to
- * their name) or `Io` (the filesystem refused).
+ * their name), `Unsafe` (not a regular file, or too large: never opened or read; `detail` says
+ * what is there) or `Io` (the filesystem refused).
  *
  * @category errors
  * @since 0.1.0
  */
 export class BlobStoreError extends Schema.TaggedError<BlobStoreError>()("BlobStoreError", {
   operation: Schema.String,
-  reason: Schema.Literals(["NotFound", "Corrupt", "Io"]),
+  reason: Schema.Literals(["NotFound", "Corrupt", "Unsafe", "Io"]),
   hash: Schema.optional(Schema.String),
+  detail: Schema.optional(Schema.String),
   cause: Schema.optional(Schema.Defect())
 }) {
   override get message(): string {
@@ -41,6 +45,8 @@ export class BlobStoreError extends Schema.TaggedError<BlobStoreError>()("BlobSt
         return `${this.operation}: no blob${which}; the changeset refers to content this store does not hold.`
       case "Corrupt":
         return `${this.operation}: the stored blob${which} does not match its hash; it was modified on disk.`
+      case "Unsafe":
+        return `${this.operation}: the stored blob${which} was not read: ${this.detail ?? "it is not a regular file"}; blobs must be regular files.`
       case "Io":
         return `${this.operation} failed${which} (${describeError(this.cause)}); check the blob directory's space and permissions.`
     }
@@ -56,7 +62,18 @@ export class BlobStoreError extends Schema.TaggedError<BlobStoreError>()("BlobSt
 export interface DirectoryOptions {
   /** fsync each new blob before it is renamed into place (default true). */
   readonly fsync?: boolean
+  /** Largest blob `get` reads (default `MAX_BLOB_BYTES`); a larger one is `Unsafe`, never read. */
+  readonly maxBlobBytes?: number
 }
+
+/**
+ * The default largest blob a directory store reads: the engine's default per-file limit, so
+ * no file the engine could write is refused.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const MAX_BLOB_BYTES = 256 * 1024 * 1024
 
 /**
  * The blob store service.
@@ -163,21 +180,21 @@ export const makeDirectory = (
         },
         catch: (cause) => new BlobStoreError({ operation: "BlobStore.put", reason: "Io", cause })
       })
+    const maxBlobBytes = options?.maxBlobBytes ?? MAX_BLOB_BYTES
+    // Blobs are regular files: a link (to a named pipe, a device, anywhere) is never followed
+    // and the size is checked before a byte is read, so a planted blob cannot hang or flood a join.
     const get = (hash: Sha256Hash) =>
       Effect.suspend(() => {
-        let bytes: Uint8Array
-        try {
-          bytes = fs.readFileSync(blobPath(dir, hash))
-        } catch (cause) {
+        const read = readRegularFile(blobPath(dir, hash), maxBlobBytes)
+        if (Result.isFailure(read)) {
+          const r = read.failure
           return Effect.fail(
-            new BlobStoreError({
-              operation: "BlobStore.get",
-              reason: errnoOf(cause) === "ENOENT" ? "NotFound" : "Io",
-              hash,
-              ...(errnoOf(cause) === "ENOENT" ? {} : { cause })
-            })
+            r._tag === "Missing"
+              ? new BlobStoreError({ operation: "BlobStore.get", reason: "NotFound", hash })
+              : new BlobStoreError({ operation: "BlobStore.get", reason: "Unsafe", hash, detail: r.detail })
           )
         }
+        const bytes = read.success
         return sha256(bytes) === hash
           ? Effect.succeed(bytes)
           : Effect.fail(new BlobStoreError({ operation: "BlobStore.get", reason: "Corrupt", hash }))

@@ -39,6 +39,8 @@ export type MergePlan = typeof MergePlan.Type
 /**
  * What the join did with one child. `pending` until the join reaches it. `verification_failed`:
  * the plan's verification failed and its rollback was refused, so the change is still applied.
+ * `path_refused`: a path it writes is one the workspace's safety rules refuse (a denied name
+ * such as `.git`, a link leading out or that does not resolve), so nothing of it was applied.
  *
  * @category models
  * @since 0.1.0
@@ -51,6 +53,7 @@ export const ChildOutcomeStatus = Schema.Literals([
   "baseline_drift",
   "baseline_unverifiable",
   "invalid_changeset_path",
+  "path_refused",
   "scope_violation",
   "apply_failed_rolled_back",
   "verification_failed_rolled_back",

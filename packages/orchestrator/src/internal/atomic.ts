@@ -11,8 +11,8 @@ import type { ChangeMerge, MergeRun, RelativePath, TaskId } from "@forkjoin/sche
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { storeFailure } from "../OrchestratorError.ts"
-import { revalidate } from "../Revalidate.ts"
 import { planFor } from "./inputs.ts"
+import { admitChangeset } from "./landing.ts"
 import { asPaths, type JoinChild, type Joined, JOIN_TURN, runThread, transactionOf } from "./model.ts"
 import { scopeViolation } from "./refusals.ts"
 import { landed, recoveredOutcome, settle } from "./settle.ts"
@@ -31,7 +31,13 @@ export const proceedAtomic = (run: MergeRun, children: ReadonlyArray<JoinChild>)
     const already = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
     const byId = new Map(children.map((c) => [c.id, c]))
     if (already.length > 0) {
-      return pending.map((o): Joined => ({ outcome: recoveredOutcome(o.childId, byId.get(o.childId), already, transactionId), conflicts: [] }))
+      const recovered: Array<Joined> = []
+      for (const o of pending) {
+        const child = byId.get(o.childId)
+        const admitted = child === undefined ? undefined : Result.getOrUndefined(yield* admitChangeset(child))
+        recovered.push({ outcome: recoveredOutcome(o.childId, admitted, already, transactionId), conflicts: [] })
+      }
+      return recovered
     }
     const overrides = new Map<string, FileState>()
     const changed = new Set<RelativePath>()
@@ -46,11 +52,11 @@ export const proceedAtomic = (run: MergeRun, children: ReadonlyArray<JoinChild>)
         planned.push({ childId: o.childId, joined: { outcome: refused, conflicts: [] }, ready: false })
         continue
       }
-      if (child?.changeset === undefined) {
+      if (child === undefined) {
         planned.push({ childId: o.childId, joined: { outcome: { childId: o.childId, status: "missing_changeset", reason: "the child exported no changeset" }, conflicts: [] }, ready: false })
         continue
       }
-      const checked = revalidate(child.changeset, { id: child.id, writeScope: child.writeScope ?? [] })
+      const checked = yield* admitChangeset(child)
       if (Result.isFailure(checked)) {
         planned.push({ childId: o.childId, joined: { outcome: { childId: o.childId, status: checked.failure.status, reason: checked.failure.reason }, conflicts: [] }, ready: false })
         continue

@@ -62,7 +62,9 @@ export const planFor = (
       if (e.postimage === undefined || blobs === undefined) continue
       const bytes = yield* blobs.get(e.postimage.hash).pipe(Effect.result)
       if (Result.isSuccess(bytes)) post.set(e.postimage.hash, bytes.success)
-      else if (bytes.failure.reason === "Corrupt") {
+      else if (bytes.failure.reason === "Unsafe") {
+        return { _tag: "Invalid", paths: [e.path], reason: `the postimage blob of ${e.path} (${e.postimage.hash}) was not read: ${bytes.failure.detail ?? "it is not a regular file"}; blobs must be regular files` } satisfies ChildPlanOutcome
+      } else if (bytes.failure.reason === "Corrupt") {
         return {
           _tag: "Invalid",
           paths: [e.path],

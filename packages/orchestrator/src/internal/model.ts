@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import { OrchestratorError, storeFailure } from "../OrchestratorError.ts"
+import type { Unread } from "./changesetFile.ts"
 
 /**
  * One child as the join sees it: its task, and where its exported changeset and blobs are
@@ -40,6 +41,8 @@ export interface JoinChild {
   readonly writeScope?: ReadonlyArray<RelativePath>
   /** The changeset as read from its file (untrusted), `undefined` when the child exported none. */
   readonly changeset: unknown
+  /** Why no changeset was read (missing, not a regular file, not JSON), when `changeset` is undefined. */
+  readonly unread?: Unread
   /** The directory of its blobs (`blobs/sha256/<hex>` below it). */
   readonly blobDirectory: string
   /** Its refused edits (none for a changeset brought from elsewhere); kept on its outcome. */

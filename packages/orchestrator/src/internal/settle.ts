@@ -10,6 +10,7 @@ import type { ChildPlanOutcome } from "@forkjoin/merge/ChildPlan"
 import type { Plan } from "@forkjoin/patch"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
 import {
+  type Changeset,
   type ChildOutcome,
   type ConflictRecord,
   conflictIdOf,
@@ -22,7 +23,6 @@ import {
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { storeFailure } from "../OrchestratorError.ts"
-import { revalidate } from "../Revalidate.ts"
 import type { Planned } from "./inputs.ts"
 import { asPaths, childThread, type JoinChild, type Joined, JOIN_TURN, now } from "./model.ts"
 
@@ -138,14 +138,13 @@ export const conflictRecords = (
  */
 export const recoveredOutcome = (
   childId: TaskId,
-  child: JoinChild | undefined,
+  changeset: Changeset | undefined,
   records: ReadonlyArray<PatchHistoryRecord>,
   transactionId: TransactionId
 ): ChildOutcome => {
-  const checked = child?.changeset === undefined ? undefined : revalidate(child.changeset, { id: childId, writeScope: child.writeScope ?? [] })
-  if (checked === undefined || Result.isFailure(checked)) return { childId, status: "applied", transactionId }
+  if (changeset === undefined) return { childId, status: "applied", transactionId }
   const changes = new Map(records.flatMap((r) => r.changes.map((c) => [c.path, c] as const)))
-  const touched = checked.success.entries.filter((e) => changes.has(e.path))
+  const touched = changeset.entries.filter((e) => changes.has(e.path))
   if (touched.length === 0) return { childId, status: "noop" }
   const merged = touched.filter((e) => changes.get(e.path)?.after?.hash !== e.postimage?.hash).map((e) => e.path)
   if (merged.length === 0) return { childId, status: "applied", transactionId }

@@ -224,12 +224,19 @@ const warnGate = (gate: GateDecision | undefined) =>
     : writeStderr(gate.warnings.map((w) => `${Colour.forStderr().yellow("warning")}: ${w}\n`).join(""))
 
 /**
- * The join's warnings about how children were merged (a grammar that could not be loaded) on
- * stderr, each once however many children it concerned: they are on record in the outcomes too.
+ * The join's warnings about how children were merged (a grammar that could not be loaded), one
+ * `warning:` line each however many children it concerned, coloured with `palette`.
+ *
+ * @category combinators
+ * @since 0.1.0
  */
+export const mergeWarnings = (outcomes: ReadonlyArray<ChildOutcome>, palette: Colour.Palette = Colour.forStderr()): string =>
+  [...new Set(outcomes.flatMap((o) => (o.warnings ?? []).map((w) => w.message)))].map((m) => `${palette.yellow("warning")}: ${m}\n`).join("")
+
+/** The join's merge warnings on stderr: they are on record in the outcomes too. */
 const warnMerges = (outcomes: ReadonlyArray<ChildOutcome>) => {
-  const messages = [...new Set(outcomes.flatMap((o) => (o.warnings ?? []).map((w) => w.message)))]
-  return messages.length === 0 ? Effect.void : writeStderr(messages.map((m) => `${Colour.forStderr().yellow("warning")}: ${m}\n`).join(""))
+  const text = mergeWarnings(outcomes)
+  return text === "" ? Effect.void : writeStderr(text)
 }
 
 /** The merged paths of an outcome, each with how it was merged when the outcome says (some by syntax tree). */

@@ -5,9 +5,13 @@
  * loads only for a two-sided merge of a file with a grammar, never for `--version`, `apply` or
  * a join without one (a `--require` tracer records what the process loads).
  */
+import { ChildOutcome } from "@forkjoin/schema/MergeRun"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
+import * as Colour from "../src/internal/colour.ts"
+import { mergeWarnings } from "../src/Run.ts"
 import { makeSandbox, runCli } from "./helpers.ts"
 import { cliJson, editTask, makeCase, mergeTransaction, outcomeOf, planOf, runJoin, textAt } from "./joinHelpers.ts"
 
@@ -113,5 +117,18 @@ describe("the grammar runtime loads only for a two-sided merge of a file with a 
     expect(status).toBe(0)
     expect(out.mergeExecution.outcomes.map((o) => o.status)).toEqual(["applied", "applied"])
     expect(trace.loaded()).toEqual([])
+  })
+})
+
+describe("forkjoin run's merge warnings", () => {
+  it("prints a grammar warning once however many children it concerned, and nothing without one", () => {
+    const warning = { code: "grammar_unavailable", message: "the typescript grammar could not be loaded: gone; this child's typescript files were merged by lines only" }
+    const outcomes = Schema.decodeUnknownSync(Schema.Array(ChildOutcome))([
+      { childId: "one", status: "conflicted_unresolved", warnings: [warning] },
+      { childId: "two", status: "auto_merged", warnings: [warning] },
+      { childId: "three", status: "applied" }
+    ])
+    expect(mergeWarnings(outcomes, Colour.plain)).toBe(`warning: ${warning.message}\n`)
+    expect(mergeWarnings(outcomes.slice(2), Colour.plain)).toBe("")
   })
 })

@@ -207,3 +207,17 @@ describe("a changesetFile and its blobs are regular files, read without followin
     expect(textAt(c.ws, "sub/link/a.txt")).toBe("a1\n")
   })
 })
+
+describe("what a child did that cannot be recorded", () => {
+  it("an action nested too deeply to record is artifact_unserializable, not a .forkjoin permission problem", () => {
+    const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`
+    const plan = `{"schemaVersion":1,"tasks":[{"id":"t","mode":"read_only","actions":[{"run_subagents":${deep}},{"finish":{}}]}]}`
+    const c = makeCase({ "m/a.txt": "a\n" }, plan)
+    const r = cliJson(["run", c.planFile, "--workspace", c.ws])
+    expect(r.status).toBe(1)
+    expect(r.json.error.code).toBe("artifact_unserializable")
+    expect(r.json.error.message).toMatch(/cannot be recorded as JSON/)
+    expect(r.json.error.message).not.toMatch(/writable/)
+    expect(textAt(c.ws, "m/a.txt")).toBe("a\n")
+  })
+})

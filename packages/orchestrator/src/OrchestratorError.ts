@@ -24,11 +24,14 @@ export const OrchestratorErrorCode = Schema.Literals([
   "unknown_run",
   "run_cancelled",
   "run_not_resumable",
+  "run_busy",
   "mutating_subagents_in_open_batch",
   "mutating_subagents_not_granted",
   "promotion_gate_blocked",
   "model_unavailable",
   "artifacts_unavailable",
+  // What a child did cannot be recorded as JSON (nested too deeply, too large): not a folder problem.
+  "artifact_unserializable",
   "store_unavailable",
   "verification_unavailable"
 ])

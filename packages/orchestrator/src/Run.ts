@@ -144,12 +144,20 @@ const modelUnavailable = (e: DriverUnavailable) =>
   new OrchestratorError({ code: "model_unavailable", paths: [], message: e.message, cause: e })
 
 const artifactFailure = (what: string) => (cause: unknown) =>
-  new OrchestratorError({
-    code: "artifacts_unavailable",
-    paths: [],
-    message: `${what} failed (${cause instanceof Error ? cause.message : String(cause)}); check that the workspace's .forkjoin folder is writable.`,
-    cause
-  })
+  cause instanceof Artifacts.ArtifactError && cause.reason === "Unserializable"
+    ? new OrchestratorError({
+      code: "artifact_unserializable",
+      paths: [cause.path],
+      message: `${what} failed: what a child did cannot be recorded as JSON (${cause.detail}), as it is nested too deeply or too ` +
+        "large. Nothing was written to the workspace; simplify the plan's actions (or what the model sends), then run it again.",
+      cause
+    })
+    : new OrchestratorError({
+      code: "artifacts_unavailable",
+      paths: [],
+      message: `${what} failed (${cause instanceof Error ? cause.message : String(cause)}); check that the workspace's .forkjoin folder is writable.`,
+      cause
+    })
 
 /**
  * Runs `plan` in the engine's workspace: children, between-edits, join, resolutions, finish.

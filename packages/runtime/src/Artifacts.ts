@@ -15,7 +15,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 /**
- * An artifact could not be written, or a write would leave its namespace.
+ * An artifact could not be written, or a write would leave its namespace. `reason`
+ * `Unserializable`: the value itself cannot be written as JSON (nested too deeply, too large),
+ * which no retry or permission fixes.
  *
  * @category errors
  * @since 0.1.0
@@ -24,6 +26,7 @@ export class ArtifactError extends Schema.TaggedError<ArtifactError>()("Artifact
   operation: Schema.String,
   path: Schema.String,
   detail: Schema.String,
+  reason: Schema.optional(Schema.Literals(["Unserializable"])),
   cause: Schema.optional(Schema.Defect())
 }) {
   override get message(): string {
@@ -66,12 +69,20 @@ export const childDirectory = (runDir: string, taskId: string): Effect.Effect<st
  */
 export const writeJson = (namespace: string, name: string, value: unknown): Effect.Effect<string, ArtifactError> =>
   Effect.try({
+    try: () => JSON.stringify(value, null, 2),
+    // A stack overflow or a string past the engine's limit: the value, not the folder, is the problem.
+    catch: (e) =>
+      new ArtifactError({ operation: "Artifacts.writeJson", path: path.join(namespace, name), detail: e instanceof Error ? e.message : String(e), reason: "Unserializable", cause: e })
+  }).pipe(Effect.flatMap((json) => writeText(namespace, name, json)))
+
+const writeText = (namespace: string, name: string, json: string): Effect.Effect<string, ArtifactError> =>
+  Effect.try({
     try: () => {
       const target = path.resolve(namespace, name)
       if (path.dirname(target) !== path.resolve(namespace) || name.startsWith(".")) throw new Error("file name leaves the namespace")
       fs.mkdirSync(namespace, { recursive: true })
       const temp = `${target}.${process.pid}.tmp`
-      fs.writeFileSync(temp, JSON.stringify(value, null, 2) + "\n")
+      fs.writeFileSync(temp, json + "\n")
       fs.renameSync(temp, target)
       return target
     },

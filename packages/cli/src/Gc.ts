@@ -110,6 +110,8 @@ export const renderJson = (result: GcResult): string =>
 
 const whyKept = (kept: OrchestratorGc.KeptRun, olderThan: string): string => {
   switch (kept.reason) {
+    case "live":
+      return "a forkjoin process is running or resuming it right now; run gc again once it has ended"
     case "running":
       return `its join is unfinished; finish it with 'forkjoin run --resume ${kept.runId}'`
     case "blocked":

@@ -4,7 +4,10 @@
  * `failed`, or an export-only run that never had a merge run) and older than a limit, and
  * never what a join can still read: a `running` run (`forkjoin run --resume` rereads its
  * children's changesets and blobs), a `blocked` run or any run with an open conflict
- * (resolving its last conflict applies the rest of the child from its folder).
+ * (resolving its last conflict applies the rest of the child from its folder), and never a run
+ * a process is running or resuming right now, whatever its age or status: gc takes the run's
+ * lock (`internal/runLock.ts`) before deciding and holds it while it removes the folder, so a
+ * live run is kept (`live`) and a run cannot start resuming under a removal.
  *
  * Optionally (off unless asked), snapshot retention: the history store drops the
  * content of snapshots that only records older than a limit use (`HistoryStore.pruneSnapshots`),
@@ -33,6 +36,7 @@ import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as RunLock from "./internal/runLock.ts"
 import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 
 // -------------------------------------------------------------------------------------
@@ -40,14 +44,14 @@ import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 // -------------------------------------------------------------------------------------
 
 /**
- * Why a run's folder was kept: its join is unfinished (`running`: interrupted or in progress),
- * held by open conflicts (`blocked`, or `open_conflicts` whatever the run's status says), or
- * it is younger than the limit (`recent`).
+ * Why a run's folder was kept: a process is running or resuming it now (`live`), its join is
+ * unfinished (`running`: interrupted), held by open conflicts (`blocked`, or `open_conflicts`
+ * whatever the run's status says), or it is younger than the limit (`recent`).
  *
  * @category models
  * @since 0.1.0
  */
-export const KeepReason = Schema.Literals(["running", "blocked", "open_conflicts", "recent"])
+export const KeepReason = Schema.Literals(["live", "running", "blocked", "open_conflicts", "recent"])
 
 /**
  * @category models
@@ -104,7 +108,8 @@ export type GcReport = typeof GcReport.Type
 /**
  * What gc knows of one run folder: its merge run (none for an export-only run, or one whose
  * children have not finished yet), how many of its conflicts are open, and when anything
- * below the folder was last written (epoch milliseconds).
+ * below the folder was last written (epoch milliseconds), and whether a process holds the
+ * run's lock (it is running or resuming it now).
  *
  * @category models
  * @since 0.1.0
@@ -113,6 +118,7 @@ export interface RunFolderState {
   readonly run: MergeRun | undefined
   readonly openConflicts: number
   readonly lastWrittenMillis: number
+  readonly live?: boolean | undefined
 }
 
 /**
@@ -149,14 +155,15 @@ export interface GcOptions {
 export const runsDirectoryOf = (root: string): string => path.join(root, ".forkjoin", "runs")
 
 /**
- * The verdict on one run folder at `nowMillis` (pure). Open conflicts and unfinished joins
- * keep a folder whatever its age; a finished or export-only run goes once it is at least
+ * The verdict on one run folder at `nowMillis` (pure). A live run, open conflicts and
+ * unfinished joins keep a folder whatever its age; a finished or export-only run goes once it is at least
  * `olderThanMillis` old.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const verdictOf = (state: RunFolderState, nowMillis: number, olderThanMillis: number): Verdict => {
+  if (state.live === true) return { _tag: "Keep", reason: "live" }
   if (state.run?.status === "running") return { _tag: "Keep", reason: "running" }
   if (state.run?.status === "blocked") return { _tag: "Keep", reason: "blocked" }
   if (state.openConflicts > 0) return { _tag: "Keep", reason: "open_conflicts" }
@@ -250,8 +257,9 @@ const byRunId = (a: { readonly runId: string }, b: { readonly runId: string }) =
 
 /**
  * Removes the workspace's finished run folders at least `olderThan` old and reports what it
- * removed (with the bytes freed) and what it kept (with the reason). A folder whose merge run
- * is `running` or `blocked`, or that has an open conflict, is never removed. The merge runs
+ * removed (with the bytes freed) and what it kept (with the reason). A run a process is
+ * running or resuming, a folder whose merge run is `running` or `blocked`, or that has an open
+ * conflict, is never removed. The merge runs
  * and conflicts stay in the history database. With `pruneSnapshotsOlderThan`, then prunes the
  * snapshots only older records use (see the module comment) and reports it as `snapshots`.
  *
@@ -278,29 +286,34 @@ export const gc = Effect.fn("Gc.gc")(function*(options: GcOptions) {
   const kept: Array<KeptRun> = []
   for (const name of names) {
     const folder = path.join(runsDir, name)
-    let run = byDirectory.get(path.resolve(folder)) ?? byId.get(name)
-    if (run === undefined) {
-      // Recorded under another environment id (the same database used for another root).
-      const found = yield* store.getRun(MergeRunId.make(name)).pipe(Effect.mapError(storeFailure("Reading a merge run")))
-      run = Option.getOrUndefined(found)
-    }
-    let openConflicts = 0
-    if (run !== undefined) {
-      const runId = run.runId
-      openConflicts = run.environmentId === engine.environmentId
-        ? open.filter((c) => c.runId === runId).length
-        : (yield* store.listConflicts({ environmentId: run.environmentId, runId, status: "open" }).pipe(
+    const listed = byDirectory.get(path.resolve(folder)) ?? byId.get(name)
+    const runId = listed?.runId ?? name
+    // Decided and removed under the run's lock, from the run as it is now (it may have ended
+    // since the listing): a run a process holds is kept, and none starts under the removal.
+    const decided = yield* RunLock.ifIdle(
+      runId,
+      Effect.gen(function*() {
+        const found = yield* store.getRun(MergeRunId.make(runId)).pipe(Effect.mapError(storeFailure("Reading a merge run")))
+        const run = Option.getOrUndefined(found)
+        const openConflicts = run === undefined ? 0 : (yield* store.listConflicts({ environmentId: run.environmentId, runId: run.runId, status: "open" }).pipe(
           Effect.mapError(storeFailure("Listing a run's open conflicts"))
         )).length
-    }
-    // A recorded run is dated by its merge run; only a run without one is dated by its files.
-    const lastWrittenMillis = run !== undefined ? 0 : yield* Effect.try({
-      try: () => measure(folder).newestMillis,
-      catch: artifactFailure("Reading", folder)
-    })
-    const verdict = verdictOf({ run, openConflicts, lastWrittenMillis }, now, olderThanMillis)
-    if (verdict._tag === "Keep") kept.push({ runId: name, reason: verdict.reason })
-    else removed.push(yield* remove(runsDir, name, name))
+        // A recorded run is dated by its merge run; only a run without one is dated by its files.
+        const lastWrittenMillis = run !== undefined ? 0 : yield* Effect.try({
+          try: () => measure(folder).newestMillis,
+          catch: artifactFailure("Reading", folder)
+        })
+        const verdict = verdictOf({ run, openConflicts, lastWrittenMillis }, now, olderThanMillis)
+        if (verdict._tag === "Keep") return { kept: { runId: name, reason: verdict.reason } } as const
+        const gone = yield* remove(runsDir, name, name)
+        // Nothing can run it again now: its lock file goes with it.
+        yield* RunLock.forget(runId)
+        return { removed: gone } as const
+      })
+    )
+    if (Option.isNone(decided)) kept.push({ runId: name, reason: "live" })
+    else if ("kept" in decided.value) kept.push(decided.value.kept)
+    else removed.push(decided.value.removed)
   }
   for (const name of leftovers) removed.push(yield* remove(runsDir, name, runIdOfLeftover(name)))
   const report = { removed: removed.sort(byRunId), kept: kept.sort(byRunId) } satisfies GcReport

@@ -22,6 +22,8 @@ export type Turn =
   | { readonly raw: string }
   /** `flood` bytes of an answer (JSON or events) written as the client reads them, then never ended; `announce` sends them as the content-length. */
   | { readonly flood: number; readonly announce?: boolean }
+  /** The turn `later` resolves to, answered only then (a model the test holds until an event). */
+  | { readonly later: Promise<Turn> }
 
 /** A tool result the client sent back, its content parsed when JSON. */
 export interface SentResult {
@@ -230,7 +232,8 @@ export const startModelServer = (kind: "openai" | "anthropic", script: Script): 
         return
       }
       const conversation = kind === "openai" ? openAiConversation(body, n) : anthropicConversation(body, n)
-      const turn = script(conversation)
+      const answer = (turn: Turn): void => {
+      if ("later" in turn) return void turn.later.then(answer)
       if ("status" in turn) {
         res.writeHead(turn.status, { "content-type": "application/json", ...(turn.retryAfter === undefined ? {} : { "retry-after": turn.retryAfter }) })
         res.end(turn.body ?? JSON.stringify({ error: { message: `scripted ${turn.status}` } }))
@@ -272,6 +275,8 @@ export const startModelServer = (kind: "openai" | "anthropic", script: Script): 
       const reply = "calls" in turn ? turn : { text: turn.text }
       if (kind === "openai") openAiReply(res, reply, body.stream === true, n)
       else anthropicReply(res, reply, body.stream === true, n)
+      }
+      answer(script(conversation))
     })
   })
   server.on("connection", (s) => {

@@ -122,13 +122,18 @@ describe("a tampered changeset is refused with nothing written", () => {
     })
   }
 
-  it("a changeset.json that is not JSON, or absent: missing_changeset", () => {
-    for (const write of [(file: string) => fs.writeFileSync(file, "{ not json"), (file: string) => fs.rmSync(file)]) {
+  it("a changeset.json that is not JSON is invalid_changeset, an absent one missing_changeset, each saying so", () => {
+    const cases = [
+      [(file: string) => fs.writeFileSync(file, "{ not json"), "invalid_changeset", /is not JSON/],
+      [(file: string) => fs.rmSync(file), "missing_changeset", /does not exist/]
+    ] as const
+    for (const [write, expected, reason] of cases) {
       const { c, before } = tamperedCase(() => {})
       write(path.join(c.dir, "cs", "changeset.json"))
       const { status, out } = runJoin(c)
       expect(status).toBe(1)
-      expect(outcomeOf(out, "t").status).toBe("missing_changeset")
+      expect(outcomeOf(out, "t").status).toBe(expected)
+      expect(outcomeOf(out, "t").reason).toMatch(reason)
       expect(out.mergePlan.missingChangesetResultIds).toEqual(["t"])
       expect(workspaceTree(c.ws)).toEqual(before)
       expect(recordsOf(c.ws)).toEqual([])

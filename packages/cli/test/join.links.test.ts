@@ -65,6 +65,15 @@ describe("the join resolves links and checks the scope where writes land", () =>
     expect(recordsOf(c.ws)).toEqual([])
   })
 
+  it("the same in an atomic join: scope_violation, nothing written", () => {
+    const { c } = linkedCase({ "docs/a.txt": "a1\n" }, { "sub/link": "../docs" }, [FROM_FILE], { atomic: true })
+    const { status, out } = runJoin(c)
+    expect(status).toBe(1)
+    expect(outcomeOf(out, "t").status).toBe("scope_violation")
+    expect(textAt(c.ws, "docs/a.txt")).toBe("a1\n")
+    expect(recordsOf(c.ws)).toEqual([])
+  })
+
   it("a link inside the scope to a folder inside it is followed, and history names the real file", () => {
     const { c } = linkedCase({ "sub/real/a.txt": "a1\n" }, { "sub/link": "real" })
     const { status, stderr, out } = runJoin(c)

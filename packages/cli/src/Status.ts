@@ -13,6 +13,7 @@ import type { HistoryReset } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import type { ConflictRecord } from "@forkjoin/schema/Conflict"
 import type { MergeRun } from "@forkjoin/schema/MergeRun"
+import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
 import * as Verify from "@forkjoin/orchestrator/Verify"
 import * as Effect from "effect/Effect"
 import { toHistoryCommandError } from "./internal/errors.ts"
@@ -33,6 +34,8 @@ export interface StatusReport {
   readonly db: string | undefined
   readonly interruptedRuns: ReadonlyArray<MergeRun>
   readonly openConflicts: ReadonlyArray<ConflictRecord>
+  /** Children with every conflict resolved whose other changes are not applied yet (`forkjoin run --resume`). */
+  readonly unsettledChildren?: ReadonlyArray<{ readonly runId: string; readonly childId: string }>
   /** `verification_failed` children whose transaction no rollback has undone yet. */
   readonly verificationFailures?: ReadonlyArray<Verify.VerificationFailure>
   /** Unacknowledged `commit_state_uncertain` outcomes, in commit order. */
@@ -62,21 +65,22 @@ export const status = Effect.fn("Status.status")(function*(request: { readonly w
     const engine = yield* Engine
     const repairs = yield* announceRepairs(root, request.db)
     const store = yield* MergeStore
-    const { interruptedRuns, openConflicts, verificationFailures } = yield* Effect.all({
+    const { interruptedRuns, openConflicts, unsettledChildren, verificationFailures } = yield* Effect.all({
       interruptedRuns: store.listRuns({ environmentId: engine.environmentId, status: "running" }),
       openConflicts: store.listConflicts({ environmentId: engine.environmentId, status: "open" }),
+      unsettledChildren: Conflicts.unsettled(engine.environmentId),
       verificationFailures: Verify.failures(engine.environmentId)
     }).pipe(Effect.mapError(toHistoryCommandError("read")))
     const uncertainOutcomes = yield* engine.uncertainOutcomes
     const historyResets = yield* engine.historyResets
     const ids = yield* ShortIds.loadForDisplay(engine.environmentId)
-    return { root, db: request.db, interruptedRuns, openConflicts, verificationFailures, uncertainOutcomes, historyResets, repairs, moved, copiedFrom, ids } satisfies StatusReport
+    return { root, db: request.db, interruptedRuns, openConflicts, unsettledChildren, verificationFailures, uncertainOutcomes, historyResets, repairs, moved, copiedFrom, ids } satisfies StatusReport
   }).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
 })
 
 /**
  * `{ "ok": true, "interruptedRuns": [ { runId, createdAt, pending } ], "openConflicts": [ { conflictId, path } ],
- * "verificationFailures": [ { runId, childId, transactionId } ],
+ * "unsettledChildren": [ { runId, childId } ], "verificationFailures": [ { runId, childId, transactionId } ],
  * "uncertainOutcomes": [ { recordId, transactionId, commitOrdinal, committedAt, paths } ], "historyResets": [...],
  * "repairs": [...], "moved"?: { from, to }, "copiedFrom"?: path }` (`moved` and `copiedFrom` only on the
  * first open after the folder was moved or copied).
@@ -93,6 +97,7 @@ export const renderJson = (r: StatusReport): string =>
       pending: run.outcomes.filter((o) => o.status === "pending").map((o) => o.childId)
     })),
     openConflicts: r.openConflicts.map((c) => ({ conflictId: c.conflictId, runId: c.runId, childId: c.childId, path: c.path })),
+    unsettledChildren: r.unsettledChildren ?? [],
     verificationFailures: r.verificationFailures ?? [],
     uncertainOutcomes: r.uncertainOutcomes,
     historyResets: r.historyResets,
@@ -116,6 +121,9 @@ export const renderText = (r: StatusReport): string => {
     lines.push(`interrupted run ${ids.short(run.runId)} (${pending} child(ren) not joined yet): forkjoin run --resume ${ids.short(run.runId)}`)
   }
   for (const c of r.openConflicts) lines.push(`open conflict: forkjoin resolve '${ids.short(c.conflictId)}' --apply|--discard|--content FILE`)
+  for (const u of r.unsettledChildren ?? []) {
+    lines.push(`child ${u.childId} of run ${ids.short(u.runId)} has every conflict resolved but the rest of its changes not applied: forkjoin run --resume ${ids.short(u.runId)}`)
+  }
   for (const f of r.verificationFailures ?? []) {
     lines.push(
       `verification failed for child ${f.childId} of run ${ids.short(f.runId)} and its change is still applied: ` +

@@ -8,6 +8,10 @@
  * - `merge:after-child:<n>`: SIGKILL right after the n-th child's join transaction;
  * - `verify:after-rollback:<n>`: SIGKILL right after the n-th rollback of a failed
  *   verification, before the child's outcome is recorded;
+ * - `resolve:after-claim`: SIGKILL right after `forkjoin resolve` recorded a resolution that
+ *   writes, before its transaction;
+ * - `resolve:after-commit`: SIGKILL right after the resolution's transaction committed, before
+ *   the child's other changes are applied;
  * - `join:skip-baseline`: the join takes a child's live files as its baseline, so drift from
  *   an outside edit is no longer refused (test-only: the merge probe must then report
  *   `baseline_drift_refused` failed).
@@ -29,10 +33,19 @@ export interface FaultPlan {
   readonly writeFail: ReadonlyMap<string, number>
   readonly afterChild: ReadonlySet<number>
   readonly afterVerifyRollback: ReadonlySet<number>
+  readonly resolve: ReadonlySet<ResolvePoint>
   readonly skipBaseline: boolean
 }
 
-const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>', 'merge:after-child:<n>', 'verify:after-rollback:<n>' or 'join:skip-baseline'"
+const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>', 'merge:after-child:<n>', 'verify:after-rollback:<n>', 'resolve:after-claim', 'resolve:after-commit' or 'join:skip-baseline'"
+
+/**
+ * Where `forkjoin resolve` can be killed (`resolve:<point>`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ResolvePoint = "after-claim" | "after-commit"
 
 /**
  * Parses a `FORKJOIN_FAULT` value; an unparsable fault is a start-up error naming it.
@@ -46,6 +59,7 @@ export const parseFault = (value: string | undefined): FaultPlan => {
   const writeFail = new Map<string, number>()
   const afterChild = new Set<number>()
   const afterVerifyRollback = new Set<number>()
+  const resolve = new Set<ResolvePoint>()
   let skipBaseline = false
   for (const fault of (value ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "")) {
     const stage = /^stage:(\d+)$/.exec(fault)
@@ -58,10 +72,11 @@ export const parseFault = (value: string | undefined): FaultPlan => {
     else if (write !== null) writeFail.set(write[1]!, Number(write[2]))
     else if (child !== null) afterChild.add(Number(child[1]))
     else if (verifyRollback !== null) afterVerifyRollback.add(Number(verifyRollback[1]))
+    else if (fault === "resolve:after-claim" || fault === "resolve:after-commit") resolve.add(fault === "resolve:after-claim" ? "after-claim" : "after-commit")
     else if (fault === "join:skip-baseline") skipBaseline = true
     else throw new Error(`FORKJOIN_FAULT: '${fault}' is not ${FORMS}`)
   }
-  return { afterStage, afterRename, writeFail, afterChild, afterVerifyRollback, skipBaseline }
+  return { afterStage, afterRename, writeFail, afterChild, afterVerifyRollback, resolve, skipBaseline }
 }
 
 const plan = parseFault(process.env["FORKJOIN_FAULT"])
@@ -110,6 +125,16 @@ export const afterChild = (n: number): void => {
  */
 export const afterVerifyRollback = (n: number): void => {
   if (plan.afterVerifyRollback.has(n)) die()
+}
+
+/**
+ * Called by `forkjoin resolve` at each of its points.
+ *
+ * @category fault injection
+ * @since 0.1.0
+ */
+export const atResolve = (point: ResolvePoint): void => {
+  if (plan.resolve.has(point)) die()
 }
 
 /**

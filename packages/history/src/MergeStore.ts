@@ -112,6 +112,11 @@ export class MergeStore extends Context.Service<MergeStore, {
     conflictId: ConflictId,
     resolution: ConflictResolution
   ) => Effect.Effect<ConflictRecord, StoreError>
+  /**
+   * In ONE transaction: a conflict resolved by `transactionId` (its write never landed) is open
+   * again; returns whether it was. Any other state is left as it is.
+   */
+  readonly reopenConflict: (conflictId: ConflictId, transactionId: TransactionId) => Effect.Effect<boolean, StoreError>
 }>()("forkjoin/history/MergeStore") {
   /** A fresh, private in-memory store per build (tests, single-process runs). */
   static readonly layerMemory: Layer.Layer<MergeStore> = Layer.sync(MergeStore, () => makeMemory())
@@ -269,6 +274,17 @@ export const makeMemory = (): MergeStore["Service"] => {
         })
         conflicts.set(conflictId, { environmentId: row.environmentId, json })
         return conflictOf(json)
+      }),
+
+    reopenConflict: (conflictId, transactionId) =>
+      attempt(() => {
+        const row = conflicts.get(conflictId)
+        if (row === undefined) return false
+        const conflict = conflictOf(row.json)
+        if (conflict.status !== "resolved" || conflict.resolution?.transactionId !== transactionId) return false
+        const { resolution: _, ...open } = conflict
+        conflicts.set(conflictId, { environmentId: row.environmentId, json: encoded("MergeStore.reopenConflict", `conflict ${conflictId}`, encodeConflictJson, { ...open, status: "open" }) })
+        return true
       })
   })
 }

@@ -166,6 +166,7 @@ const SQL = {
     "ORDER BY created_at, conflict_id",
   deleteConflict: "DELETE FROM merge_conflicts WHERE conflict_id = ?",
   resolveConflict: "UPDATE merge_conflicts SET status = 'resolved', conflict_json = ? WHERE conflict_id = ? AND status = 'open'",
+  reopenConflict: "UPDATE merge_conflicts SET status = 'open', conflict_json = ? WHERE conflict_id = ? AND status = 'resolved'",
   conflicts: "SELECT conflict_id, conflict_json FROM merge_conflicts WHERE environment_id = ? " +
     "ORDER BY created_at, conflict_id",
   conflictsByStatus: "SELECT conflict_id, conflict_json FROM merge_conflicts WHERE environment_id = ? AND status = ? " +
@@ -406,6 +407,18 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
       return resolved
     })
 
+  const reopenConflict = (conflictId: ConflictId, transactionId: TransactionId) =>
+    sql.transaction("MergeStore.reopenConflict", (c) => {
+      const operation = "MergeStore.reopenConflict"
+      const row = c.get<ConflictRow>(SQL.getConflict, conflictId)
+      if (row === undefined) return false
+      const conflict = conflictOfRow(operation, row)
+      if (conflict.status !== "resolved" || conflict.resolution?.transactionId !== transactionId) return false
+      const { resolution: _, ...open } = conflict
+      c.run(SQL.reopenConflict, encoded(operation, `conflict ${conflictId}`, encodeConflictJson, { ...open, status: "open" }), conflictId)
+      return true
+    })
+
   return MergeStore.of({
     createRun,
     getRun,
@@ -415,7 +428,8 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
     getConflict,
     listConflicts,
     holdRollback,
-    resolveConflict
+    resolveConflict,
+    reopenConflict
   })
 })
 

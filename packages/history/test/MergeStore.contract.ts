@@ -342,6 +342,24 @@ export const contract = (name: string, makeLayer: () => Layer.Layer<MergeStore, 
         assert.deepStrictEqual(yield* store.listConflicts({ environmentId: env, runId: run2.runId, status: "resolved" }), [])
       }))
 
+    test("reopenConflict: only a conflict resolved by that transaction opens again", () =>
+      Effect.gen(function*() {
+        const store = yield* MergeStore
+        const run = mergeRun({ environmentId: freshEnvironment(), children: ["a"] })
+        yield* store.createRun(run)
+        const held = conflict(run.runId, "a", "src/x.ts")
+        yield* store.recordOutcome(run.runId, outcome("a", { status: "conflicted_unresolved" }), [held], at(5))
+        const mine = TransactionId.make(`conflict_resolution:${held.conflictId}`)
+        assert.isFalse(yield* store.reopenConflict(held.conflictId, mine))
+        yield* store.resolveConflict(held.conflictId, { kind: "apply", transactionId: mine, resolvedAt: at(6) })
+        assert.isFalse(yield* store.reopenConflict(held.conflictId, TransactionId.make("patch:other")))
+        assert.isTrue(yield* store.reopenConflict(held.conflictId, mine))
+        assert.deepStrictEqual(yield* store.getConflict(held.conflictId), Option.some(held))
+        yield* store.resolveConflict(held.conflictId, discard(7))
+        assert.isFalse(yield* store.reopenConflict(held.conflictId, mine))
+        assert.isFalse(yield* store.reopenConflict(conflict(run.runId, "a", "src/none.ts").conflictId, mine))
+      }))
+
     test("resolveConflict: open becomes resolved once; again is Constraint; unknown is NotFound", () =>
       Effect.gen(function*() {
         const store = yield* MergeStore

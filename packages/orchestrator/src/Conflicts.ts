@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import { Engine, Grants } from "@forkjoin/engine/Engine"
+import * as Fault from "@forkjoin/engine/Fault"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { planOfFiles } from "@forkjoin/merge/ChildPlan"
@@ -23,17 +24,23 @@ import {
   type ConflictId,
   type ConflictOwner,
   type ConflictRecord,
+  type ConflictResolution,
+  type EnvironmentId,
   ownerOf,
   type MergeRunId,
   type PatchHistoryRecord,
+  type TaskId,
   ThreadId,
   TransactionId,
   TurnId
 } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import { withRefusals } from "./internal/refusals.ts"
+import { recoveredOutcome } from "./internal/settle.ts"
 import * as Join from "./Join.ts"
+import { revalidate } from "./Revalidate.ts"
 import * as Rollback from "./Rollback.ts"
 import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 
@@ -90,77 +97,197 @@ export const finish = (runId: MergeRunId) =>
  * rollback's conflict is resolved by `Rollback.resolveHeld` (`rollback`: its transaction and
  * how many of its conflicts stay open; `record`: the whole rollback, once the last closed).
  *
+ * A join's conflict is claimed before anything is written: the resolution is recorded in one
+ * store transaction that only an open conflict passes, so of two racing resolutions the loser
+ * writes nothing (`conflict_already_resolved`). A write the engine then refuses reopens it.
+ *
  * @category constructors
  * @since 0.1.0
  */
 export const resolve = Effect.fn("Conflicts.resolve")(function*(conflictId: ConflictId, resolution: Resolution) {
   const engine = yield* Engine
   const store = yield* MergeStore
+  const history = yield* HistoryStore
   const found = yield* store.getConflict(conflictId).pipe(Effect.mapError(storeFailure("Reading the conflict")))
   if (Option.isNone(found)) {
     return yield* new OrchestratorError({ code: "unknown_conflict", paths: [], message: `There is no conflict '${conflictId}'; 'forkjoin conflicts' lists them.` })
   }
   const conflict = found.value
-  if (conflict.status === "resolved") {
-    return yield* new OrchestratorError({
-      code: "conflict_already_resolved",
-      paths: [conflict.path],
-      message: `Conflict '${conflictId}' was already resolved (${conflict.resolution?.kind}); nothing was written.`
-    })
-  }
   const owner = ownerOf(conflict)
+  if (conflict.status === "resolved") return yield* alreadyResolved(conflict, owner)
   if (owner.kind === "rollback") {
     const held = yield* Rollback.resolveHeld(conflict, resolution)
     return { record: held.record, outcome: undefined, rollback: { transactionId: held.transactionId, open: held.open } }
   }
-  let record: PatchHistoryRecord | undefined
-  if (resolution.kind !== "discard") {
-    const live = (yield* engine.read([conflict.path])).get(conflict.path)
-    const liveBytes = live?._tag === "File" ? live.bytes : undefined
-    const stale = (why: string) =>
-      new OrchestratorError({
-        code: "conflict_stale",
-        paths: [conflict.path],
-        message: `${conflict.path} changed since the join held this conflict back (${why}); nothing was written. ` +
-          "Resolve with --content FILE built from the current file, or --discard."
-      })
-    let after: Uint8Array | undefined
-    if (resolution.kind === "apply" && conflict.hunks.length > 0 && conflict.reason === "overlapping_edits") {
-      // Text conflicts: the child's side of the conflicting hunks only, onto the live file as
-      // it is now, so what siblings (or a person) changed elsewhere in it stays.
-      if (live?._tag !== "File") return yield* stale("it is no longer a regular file")
-      const sides = yield* blobsOf(conflict.path, [conflict.base, conflict.theirs])
-      const merged = applyTheirsHunks({ base: sides[0], ours: live.bytes, theirs: sides[1] }, conflict.hunks)
-      if (merged._tag === "Stale") return yield* stale(merged.why)
-      after = merged.bytes
-    } else {
-      const liveHash = liveBytes === undefined ? undefined : sha256(liveBytes)
-      if (live?._tag === "Directory" || live?._tag === "Other" || liveHash !== conflict.ours?.hash) {
-        return yield* stale("it is not the file the conflict was recorded against")
-      }
-      if (resolution.kind === "content") after = resolution.bytes
-      else after = (yield* blobsOf(conflict.path, [conflict.theirs]))[0]
-    }
-    const file: PlannedFile = { kind: liveBytes === undefined ? "add" : after === undefined ? "delete" : "update", path: conflict.path, before: liveBytes, after }
-    if (!(liveBytes === undefined && after === undefined)) {
-      record = yield* engine.applyPlan({
-        threadId: ThreadId.make(`${owner.runId}/${owner.childId}`),
-        turnId: RESOLVE_TURN,
-        transactionId: TransactionId.make(`conflict_resolution:${conflictId}`),
-        grant: Grants.full,
-        links: { conflictId, mergeRunId: owner.runId },
-        plan: planOfFiles([file])
-      })
-    }
+  const transactionId = TransactionId.make(`conflict_resolution:${conflictId}`)
+  // Its own write, committed by a resolve that stopped before recording it: record it, write nothing.
+  const committed = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
+  if (committed.length > 0) {
+    yield* claim(conflict, { kind: resolution.kind === "discard" ? "content" : resolution.kind, transactionId, resolvedAt: yield* now })
+    const outcome = yield* settleChild(owner)
+    if (resolution.kind === "discard") return yield* alreadyResolved(conflict, owner, "its resolution was already written by " + transactionId)
+    return { record: committed[committed.length - 1], outcome, rollback: undefined }
   }
-  yield* store.resolveConflict(conflictId, {
-    kind: resolution.kind,
-    ...(record === undefined ? {} : { transactionId: record.transactionId }),
-    resolvedAt: yield* now
-  }).pipe(Effect.mapError(storeFailure("Recording the resolution")))
+  const file = resolution.kind === "discard" ? undefined : yield* planResolution(conflict, owner, resolution)
+  yield* claim(conflict, { kind: resolution.kind, ...(file === undefined ? {} : { transactionId }), resolvedAt: yield* now })
+  let record: PatchHistoryRecord | undefined
+  if (file !== undefined) {
+    Fault.atResolve("after-claim")
+    record = yield* engine.applyPlan({
+      threadId: ThreadId.make(`${owner.runId}/${owner.childId}`),
+      turnId: RESOLVE_TURN,
+      transactionId,
+      grant: Grants.full,
+      links: { conflictId, mergeRunId: owner.runId },
+      plan: planOfFiles([file])
+    }).pipe(Effect.onError(() => store.reopenConflict(conflictId, transactionId).pipe(Effect.ignore)))
+    Fault.atResolve("after-commit")
+  }
   const outcome = yield* settleChild(owner)
   return { record, outcome, rollback: undefined }
 })
+
+/** Records `resolution` on the still open `conflict`; a conflict another resolve closed first is `conflict_already_resolved`. */
+const claim = (conflict: ConflictRecord, resolution: ConflictResolution) =>
+  MergeStore.use((store) => store.resolveConflict(conflict.conflictId, resolution)).pipe(
+    Effect.catchIf((e) => e.reason === "Constraint", () => alreadyResolved(conflict, ownerOf(conflict), "another resolve closed it first")),
+    Effect.mapError((e) => (e instanceof OrchestratorError ? e : storeFailure("Recording the resolution")(e)))
+  )
+
+/** `conflict_already_resolved`, naming how to finish a child a crash left with every conflict closed. */
+const alreadyResolved = (conflict: ConflictRecord, owner: ConflictOwner, why?: string) =>
+  Effect.gen(function*() {
+    const stored = yield* MergeStore.use((store) => store.getConflict(conflict.conflictId)).pipe(Effect.orElseSucceed(() => Option.none<ConflictRecord>()))
+    const kind = Option.isSome(stored) ? stored.value.resolution?.kind : conflict.resolution?.kind
+    const next = owner.kind === "join" ? ` If its child is not finished ('forkjoin status' says so), run 'forkjoin run --resume ${owner.runId}'.` : ""
+    return yield* new OrchestratorError({
+      code: "conflict_already_resolved",
+      paths: [conflict.path],
+      message: `Conflict '${conflict.conflictId}' was already resolved (${why ?? kind}); nothing was written.${next}`
+    })
+  })
+
+/**
+ * The one file a join conflict's resolution writes, planned against the live files (the engine
+ * re-checks them under its lock). A conflict at a move's destination resolves as the move: the
+ * source goes away as the child asked, and must still be what the join saw.
+ */
+const planResolution = (conflict: ConflictRecord, owner: Extract<ConflictOwner, { kind: "join" }>, resolution: Exclude<Resolution, { kind: "discard" }>) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const stale = (why: string, paths: ReadonlyArray<string> = [conflict.path]) =>
+      new OrchestratorError({
+        code: "conflict_stale",
+        paths,
+        message: `${paths.join(", ")} changed since the join held this conflict back (${why}); nothing was written. ` +
+          "Resolve with --content FILE built from the current file, or --discard."
+      })
+    const move = yield* moveOf(conflict, owner)
+    const states = yield* engine.read(move === undefined ? [conflict.path] : [conflict.path, move.from])
+    const bytesAt = (p: string) => {
+      const s = states.get(p)
+      return s?._tag === "File" ? s.bytes : undefined
+    }
+    const odd = (p: string) => states.get(p)?._tag === "Directory" || states.get(p)?._tag === "Other"
+    const liveBytes = bytesAt(conflict.path)
+    // A move whose source a sibling changed: the conflict's `ours` is that source as the join saw it.
+    const moveVsEdit = move !== undefined && conflict.reason === "move_vs_edit"
+    let after: Uint8Array | undefined
+    if (resolution.kind === "content") {
+      // Bytes the caller merged: written over the file as it is now, which becomes `before`.
+      if (odd(conflict.path)) return yield* stale("it is no longer a regular file")
+      after = resolution.bytes
+    } else if (!moveVsEdit && conflict.hunks.length > 0 && conflict.reason === "overlapping_edits") {
+      // Text conflicts: the child's side of the conflicting hunks only, onto the live file as
+      // it is now, so what siblings (or a person) changed elsewhere in it stays.
+      if (liveBytes === undefined || odd(conflict.path)) return yield* stale("it is no longer a regular file")
+      const sides = yield* blobsOf(conflict.path, [conflict.base, conflict.theirs])
+      const merged = applyTheirsHunks({ base: sides[0], ours: liveBytes, theirs: sides[1] }, conflict.hunks)
+      if (merged._tag === "Stale") return yield* stale(merged.why)
+      after = merged.bytes
+    } else {
+      const checked = moveVsEdit ? move.from : conflict.path
+      const live = bytesAt(checked)
+      if (odd(checked) || (live === undefined ? undefined : sha256(live)) !== conflict.ours?.hash) {
+        return yield* stale("it is not the file the conflict was recorded against", [checked])
+      }
+      after = (yield* blobsOf(conflict.path, [conflict.theirs]))[0]
+    }
+    if (move !== undefined) {
+      const source = bytesAt(move.from)
+      if (odd(move.from) || source === undefined) return yield* stale("the moved file is gone", [move.from])
+      if (!moveVsEdit && sha256(source) !== move.preimage) return yield* stale("the moved file changed", [move.from])
+      if (after === undefined) return undefined
+      return { kind: "move", path: conflict.path, moveFrom: move.from, before: source, after, ...(liveBytes === undefined ? {} : { overwritten: liveBytes }) } satisfies PlannedFile
+    }
+    if (liveBytes === undefined && after === undefined) return undefined
+    return { kind: liveBytes === undefined ? "add" : after === undefined ? "delete" : "update", path: conflict.path, before: liveBytes, after } satisfies PlannedFile
+  })
+
+/** The move of the child's changeset whose destination is the conflict's path, if it is one. */
+const moveOf = (conflict: ConflictRecord, owner: Extract<ConflictOwner, { kind: "join" }>) =>
+  Effect.gen(function*() {
+    const run = yield* Join.loadRun(owner.runId)
+    const child = Join.childrenOf(run).find((c) => c.id === owner.childId)
+    // An unreadable or invalid changeset has no move.
+    const admitted = child === undefined ? undefined : Result.getOrUndefined(changesetOf(child))
+    const entry = admitted?.entries.find((e) => e.path === conflict.path && e.moveFrom !== undefined)
+    return entry?.moveFrom === undefined ? undefined : { from: entry.moveFrom, preimage: entry.preimage?.hash }
+  })
+
+/**
+ * Finishes the children of `runId` a crashed resolve left with no open conflict: a conflict
+ * whose recorded resolution never landed (its transaction is not in history) is open again,
+ * and a child with none left open is settled as its last resolution would have. Returns the
+ * outcomes it recorded. What `forkjoin run --resume` runs before reporting.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const settleResolved = (runId: MergeRunId) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const store = yield* MergeStore
+    const history = yield* HistoryStore
+    const run = yield* Join.loadRun(runId)
+    const settled: Array<ChildOutcome> = []
+    for (const o of run.outcomes) {
+      if (o.status !== "conflicted_unresolved") continue
+      const mine = (yield* list({ runId })).filter((c) => c.childId === o.childId)
+      for (const c of mine) {
+        const tx = c.resolution?.transactionId
+        if (tx === undefined) continue
+        const landed = yield* history.recordsByTransaction(engine.environmentId, tx).pipe(Effect.mapError(storeFailure("Reading a transaction")))
+        if (landed.length === 0) yield* store.reopenConflict(c.conflictId, tx).pipe(Effect.mapError(storeFailure("Reopening a conflict")))
+      }
+      const outcome = yield* settleChild({ kind: "join", runId, childId: o.childId })
+      if (outcome !== undefined) settled.push(outcome)
+    }
+    return settled
+  })
+
+/**
+ * The children of the workspace's runs that hold no open conflict but are not settled yet (a
+ * resolve stopped before applying the rest of the child): `forkjoin run --resume` finishes them.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const unsettled = (environmentId: EnvironmentId) =>
+  Effect.gen(function*() {
+    const store = yield* MergeStore
+    const runs = yield* store.listRuns({ environmentId, status: "blocked" })
+    const out: Array<{ readonly runId: MergeRunId; readonly childId: TaskId }> = []
+    for (const run of runs) {
+      const conflicts = yield* store.listConflicts({ environmentId, runId: run.runId })
+      for (const o of run.outcomes) {
+        if (o.status === "conflicted_unresolved" && !conflicts.some((c) => c.childId === o.childId && c.status === "open")) {
+          out.push({ runId: run.runId, childId: o.childId })
+        }
+      }
+    }
+    return out
+  })
 
 /** The bytes of each snapshot from history (`undefined` for an absent side); a missing blob is `store_unavailable`. */
 const blobsOf = (path: string, snapshots: ReadonlyArray<ConflictRecord["theirs"]>) =>
@@ -185,24 +312,42 @@ const blobsOf = (path: string, snapshots: ReadonlyArray<ConflictRecord["theirs"]
     return out
   })
 
-/** After a resolution: when the child has no open conflict left, apply or drop the rest of it. */
+/**
+ * After a resolution: when the child has no open conflict left, apply or drop the rest of it,
+ * once (a child already settled, or whose transaction is already in history, is not applied again).
+ */
 const settleChild = (conflict: Extract<ConflictOwner, { kind: "join" }>) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const store = yield* MergeStore
+    const history = yield* HistoryStore
     const mine = (yield* store.listConflicts({ environmentId: engine.environmentId, runId: conflict.runId }).pipe(
       Effect.mapError(storeFailure("Listing conflicts"))
     )).filter((c) => c.childId === conflict.childId)
     if (mine.some((c) => c.status === "open")) return undefined
     const run = yield* Join.loadRun(conflict.runId)
+    const current = run.outcomes.find((o) => o.childId === conflict.childId)
+    if (current !== undefined && current.status !== "conflicted_unresolved") return current
     const allDiscarded = mine.every((c) => c.resolution?.kind === "discard")
+    const child = Join.childrenOf(run).find((c) => c.id === conflict.childId)!
+    const transactionId = Join.transactionOf(conflict.runId, conflict.childId)
+    // At most once, as the join: the remainder committed by a resolve that stopped before recording it.
+    const already = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
     const settled: Join.Joined = allDiscarded
       ? { outcome: { childId: conflict.childId, status: "discarded", reason: "every conflict of the child was discarded" } satisfies ChildOutcome, conflicts: [] }
-      : yield* Join.applyRemainder(run, Join.childrenOf(run).find((c) => c.id === conflict.childId)!, new Set(mine.map((c) => c.path)))
+      : already.length > 0
+      ? { outcome: resolvedOf(recoveredOutcome(child.id, Result.getOrUndefined(changesetOf(child)), already, transactionId)), conflicts: [] }
+      : yield* Join.applyRemainder(run, child, new Set(mine.map((c) => c.path)))
     const at = yield* now
-    const outcome = withRefusals(settled.outcome, run.outcomes.find((o) => o.childId === conflict.childId)?.refusals)
+    const outcome = withRefusals(settled.outcome, current?.refusals)
     yield* store.recordOutcome(conflict.runId, outcome, settled.conflicts, at).pipe(Effect.mapError(storeFailure("Recording the child's outcome")))
     const after = yield* Join.loadRun(conflict.runId)
     yield* store.setRunStatus(conflict.runId, Join.statusOf(after.outcomes), at).pipe(Effect.mapError(storeFailure("Recording the run's status")))
     return outcome
   })
+
+/** The child's changeset, revalidated as the join takes it (untrusted). */
+const changesetOf = (child: Join.JoinChild) => revalidate(child.changeset, { id: child.id, writeScope: child.writeScope ?? [] })
+
+/** A remainder found in history reads as `applyRemainder` would have said it. */
+const resolvedOf = (outcome: ChildOutcome): ChildOutcome => (Join.SETTLED.has(outcome.status) ? { ...outcome, status: "resolved" } : outcome)

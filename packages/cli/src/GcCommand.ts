@@ -61,8 +61,9 @@ export const gc = Command.make(
   Command.withDescription(
     "Remove the artifact folders (.forkjoin/runs/<run-id>/: children's traces, changesets and blobs) of runs that " +
       "are over (applied, partial, failed, or export-only) and older than --older-than. Never removes what a join " +
-      "still needs: an interrupted run ('forkjoin run --resume') or a run with open conflicts ('forkjoin resolve'). " +
-      "Merge runs, conflicts and history stay in the database. Reasons a run is kept: running, blocked, " +
+      "still needs: a run a forkjoin process is running or resuming right now (whatever its age), an interrupted run " +
+      "('forkjoin run --resume') or a run with open conflicts ('forkjoin resolve'). " +
+      "Merge runs, conflicts and history stay in the database. Reasons a run is kept: live, running, blocked, " +
       "open_conflicts, recent. With --prune-snapshots-older-than D (off by default) it also drops the content of " +
       "file versions only records older than D use, keeping records and hashes, and shrinks the history database. " +
       "Exit 0, 1 on a failure, 2 usage error.\n\n" +

@@ -74,6 +74,19 @@ describe("the join resolves links and checks the scope where writes land", () =>
     expect(recordsOf(c.ws)).toEqual([])
   })
 
+  it("the file itself swapped for a link to a file outside the scope: path_refused, not written through", () => {
+    const { c } = linkedCase({ "docs/a.txt": "a1\n" }, { "sub/link/a.txt": "../../docs/a.txt" })
+    const { status, out } = runJoin(c)
+    expect(status).toBe(1)
+    const o = outcomeOf(out, "t")
+    expect(o.transactionId).toBeUndefined()
+    expect(o.status).toBe("path_refused")
+    expect(o.reason).toMatch(/sub\/link\/a\.txt is a symbolic link, which the join never writes through/)
+    expect(textAt(c.ws, "docs/a.txt")).toBe("a1\n")
+    expect(fs.lstatSync(path.join(c.ws, "sub/link/a.txt")).isSymbolicLink()).toBe(true)
+    expect(recordsOf(c.ws)).toEqual([])
+  })
+
   it("a link inside the scope to a folder inside it is followed, and history names the real file", () => {
     const { c } = linkedCase({ "sub/real/a.txt": "a1\n" }, { "sub/link": "real" })
     const { status, stderr, out } = runJoin(c)

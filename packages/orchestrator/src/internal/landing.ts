@@ -23,7 +23,8 @@ export interface Refused {
 /**
  * The child's changeset, revalidated as untrusted input and landed: every path resolved
  * through the engine and inside the task's write scope where it lands, the entries naming
- * those real paths. A path the engine refuses for safety is `path_refused`; one landing
+ * those real paths. A path the engine refuses for safety, or where a link, a named pipe or
+ * a device is now (never written through or replaced), is `path_refused`; one landing
  * outside the scope (or outside the workspace) is `scope_violation`; two paths landing on one
  * file are `invalid_changeset_path`.
  */
@@ -50,6 +51,13 @@ export const admitChangeset = (child: JoinChild): Effect.Effect<Result.Result<Ch
         return Result.fail({
           status: "path_refused",
           reason: `${p} is refused by the workspace's safety rules (${one.failure.code}: ${one.failure.message}); nothing of the child was applied`
+        })
+      }
+      const state = one.success.state
+      if (state._tag === "Other") {
+        return Result.fail({
+          status: "path_refused",
+          reason: `${p} is ${state.description}, which the join never writes through or replaces; nothing of the child was applied`
         })
       }
       const landed = one.success.landing

@@ -352,7 +352,7 @@ export const contract = (name: string, makeLayer: () => Layer.Layer<MergeStore, 
         const mine = TransactionId.make(`conflict_resolution:${held.conflictId}`)
         assert.isFalse(yield* store.reopenConflict(held.conflictId, mine))
         yield* store.resolveConflict(held.conflictId, { kind: "apply", transactionId: mine, resolvedAt: at(6) })
-        assert.isFalse(yield* store.reopenConflict(held.conflictId, TransactionId.make("patch:other")))
+        assert.isFalse(yield* store.reopenConflict(held.conflictId, TransactionId.make(`conflict_resolution:${held.conflictId}x`)))
         assert.isTrue(yield* store.reopenConflict(held.conflictId, mine))
         assert.deepStrictEqual(yield* store.getConflict(held.conflictId), Option.some(held))
         yield* store.resolveConflict(held.conflictId, discard(7))

@@ -82,6 +82,20 @@ describe("mergeFile: a clean line merge must pass the structural checks", () => 
   })
 })
 
+describe("mergeFile: the checks of a clean merge do not depend on the time budget", () => {
+  it("with the budget spent, a clean line merge naming a key twice is still held, never accepted", () => {
+    const c = conflictOf(mergeFile(sides(jsonBase, jsonOurs, jsonTheirs(12)), undefined, { syntax: syntax("json", () => true) }))
+    expect(c.reason).toBe("duplicate_member")
+  })
+
+  it("with the budget spent, a clean line merge that passes the checks stays the line result", () => {
+    const base = "{\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 3,\n  \"d\": 4\n}\n"
+    const ours = "{\n  \"a\": 10,\n  \"b\": 2,\n  \"c\": 3,\n  \"d\": 4\n}\n"
+    const theirs = "{\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 3,\n  \"d\": 40\n}\n"
+    expect(mergeFile(sides(base, ours, theirs), undefined, { syntax: syntax("json", () => true) })).toEqual(mergeFile(sides(base, ours, theirs)))
+  })
+})
+
 describe("mergeFile: a line conflict goes to the syntax-aware merge", () => {
   it("two imports added at one place merge by syntax tree", () => {
     const r = autoMerged(mergeFile(sides(tsBase, tsOurs, tsTheirs), undefined, { syntax: syntax("typescript") }))

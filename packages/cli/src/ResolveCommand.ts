@@ -22,7 +22,7 @@ export const resolve = Command.make(
     conflictId: Argument.String("CONFLICT_ID").pipe(Argument.withDescription("The conflict, as 'forkjoin conflicts' lists it (<run-id>/<task-id>:<path>, or a held rollback's rollback:<transaction-id>:<path>; ids whole or shortened)")),
     apply: Flag.Boolean("apply").pipe(Flag.withDescription("Take the child's side of the conflicting lines onto the file as it is now (a binary, deleted, added or moved file: the child's whole version, only if the file is still what the join saw)"), Flag.withDefault(false)),
     discard: Flag.Boolean("discard").pipe(Flag.withDescription("Keep the live file; drop the child's change to this path"), Flag.withDefault(false)),
-    content: Flag.String("content").pipe(Flag.withMetavar("FILE"), Flag.withDescription("Write FILE's bytes as the merged result"), Flag.optional),
+    content: Flag.String("content").pipe(Flag.withMetavar("FILE"), Flag.withDescription("Write FILE's bytes as the merged result, over the file as it is now"), Flag.optional),
     workspace: workspaceFlag(),
     db: dbFlag,
     json: Flag.Boolean("json").pipe(
@@ -49,9 +49,11 @@ export const resolve = Command.make(
 ).pipe(
   Command.withDescription(
     "Close one conflict through the engine (transaction conflict_resolution:<conflict-id>): --apply takes the " +
-      "child's side of the conflicting lines (other changes to the file stay), --discard keeps the live file, --content FILE writes your merged text. When a child's last " +
+      "child's side of the conflicting lines (other changes to the file stay), --discard keeps the live file, --content FILE writes your merged text. " +
+      "A conflict at a moved file's destination resolves as the move (the source goes away). When a child's last " +
       "conflict closes, the rest of its changes are applied (or, if every conflict was discarded, the child is " +
-      "dropped). A held rollback's conflict writes nothing until its last one is resolved (--apply then takes the " +
+      "dropped). Of two resolutions of one conflict at once, the loser writes nothing (conflict_already_resolved); " +
+      "a resolve killed part-way is finished by 'forkjoin run --resume RUN_ID'. A held rollback's conflict writes nothing until its last one is resolved (--apply then takes the " +
       "earlier side of the conflicting lines); the last applies the whole rollback as rollback:<transaction-id>. " +
       "Exit 0 resolved, 1 refused, 2 usage error."
   ),

@@ -195,6 +195,34 @@ describe("mergeStructured", () => {
       expect(r._tag === "Conflict" && r.text).toContain("=======\n  a(): number {\n    return 10\n  }\n>>>>>>> theirs\n")
     })))
 
+  it.effect("two adjacent statements, one binding a name the other reads, each changed by one side: a conflict over the two; an unchanged statement between them: merged", () =>
+    run(Effect.gen(function*() {
+      const body = (first: string, between: ReadonlyArray<string>, second: string) =>
+        lines("function request(config) {", `  const url = ${first}`, ...between, `  const parsed = new URL(url, ${second})`, "  return parsed", "}")
+      const before = "resolve(config.base, config.url)"
+      const after = "resolve(config.base, config.url, config.absolute)"
+      const adjacent = yield* structured("javascript", body(before, [], "'http://localhost'"), body(after, [], "'http://localhost'"), body(before, [], "origin"))
+      expect(adjacent._tag).toBe("Conflict")
+      expect(adjacent._tag === "Conflict" && adjacent.text).toBe(lines(
+        "function request(config) {",
+        "<<<<<<< ours",
+        `  const url = ${after}`,
+        "  const parsed = new URL(url, 'http://localhost')",
+        "||||||| base",
+        `  const url = ${before}`,
+        "  const parsed = new URL(url, 'http://localhost')",
+        "=======",
+        `  const url = ${before}`,
+        "  const parsed = new URL(url, origin)",
+        ">>>>>>> theirs",
+        "  return parsed",
+        "}"
+      ))
+      const kept = ["  log(config)"]
+      const separated = yield* structured("javascript", body(before, kept, "'http://localhost'"), body(after, kept, "'http://localhost'"), body(before, kept, "origin"))
+      expect(textOf(separated)).toBe(body(after, kept, "origin"))
+    })))
+
   it.effect("statements inserted by both at one place of a function body are not reordered: that stays a conflict", () =>
     run(Effect.gen(function*() {
       const base = lines("function f() {", "  a()", "}")

@@ -27,6 +27,11 @@ export interface LanguageTable {
   readonly flattened: ReadonlySet<string>
   /** Node kinds that are comments: they may travel with an inserted element. */
   readonly comment: ReadonlySet<string>
+  /**
+   * Node kinds whose children are an ordered sequence (statements, arguments, array elements):
+   * there two sides' changes merge only with an element neither changed between them.
+   */
+  readonly ordered: ReadonlySet<string>
 }
 
 const slice = (node: SyntaxNode, text: string): string => text.slice(node.startIndex, node.endIndex)
@@ -181,6 +186,7 @@ const testCalls: Omit<Sequence, "kind"> = {
 const script: LanguageTable = {
   flattened: new Set(["union_type"]),
   comment: new Set(["comment", "html_comment"]),
+  ordered: new Set(["program", "statement_block", "arguments", "array", "switch_case", "switch_default"]),
   sequence: (node, parentType) => {
     switch (node.type) {
       case "program":
@@ -269,6 +275,7 @@ const dictKey = (node: SyntaxNode, text: string): string | undefined => {
 const python: LanguageTable = {
   flattened: new Set(),
   comment: new Set(["comment"]),
+  ordered: new Set(["module", "block", "argument_list", "list"]),
   sequence: (node, parentType) => {
     switch (node.type) {
       case "module":
@@ -295,6 +302,7 @@ const jsonKey = (node: SyntaxNode, text: string): string | undefined => {
 const json: LanguageTable = {
   flattened: new Set(),
   comment: new Set(["comment"]),
+  ordered: new Set(["array"]),
   sequence: (node) =>
     node.type === "object" ? { kind: "object", member: has(["pair"]), key: jsonKey, unique: jsonKey } : undefined
 }
@@ -347,4 +355,60 @@ export const identityOf = (sequence: Sequence | undefined, node: SyntaxNode, tex
   }
   const name = field(node, "name")
   return name === undefined ? undefined : `${node.type}\u0000${slice(name, text)}`
+}
+
+// Leaf kinds that name a variable, function, class or type (not a property after a dot).
+const nameKinds = new Set(["identifier", "shorthand_property_identifier", "shorthand_property_identifier_pattern", "type_identifier"])
+
+const namesIn = (node: SyntaxNode, text: string, into: Set<string>): void => {
+  const stack = [node]
+  for (let n = stack.pop(); n !== undefined; n = stack.pop()) {
+    if (nameKinds.has(n.type)) into.add(slice(n, text))
+    else for (const child of n.children) stack.push(child)
+  }
+}
+
+// The names a statement binds: declared variables, assigned names, a function's or class's name.
+const boundIn = (node: SyntaxNode, text: string, into: Set<string>): void => {
+  const target = node.type === "expression_statement" || node.type === "export_statement" || node.type === "decorated_definition"
+    ? node.children.find((c) => c.isNamed) ?? node
+    : node
+  if (target.type === "lexical_declaration" || target.type === "variable_declaration") {
+    for (const child of target.children) {
+      const name = child.type === "variable_declarator" ? field(child, "name") : undefined
+      if (name !== undefined) namesIn(name, text, into)
+    }
+    return
+  }
+  const left = field(target, "left")
+  if (left !== undefined && (target.type === "assignment" || target.type === "assignment_expression" || target.type === "augmented_assignment" || target.type === "augmented_assignment_expression")) {
+    if (left.type === "identifier" || left.type === "pattern_list" || left.type === "tuple_pattern" || left.type === "object_pattern" || left.type === "array_pattern") namesIn(left, text, into)
+    return
+  }
+  const name = field(target, "name")
+  if (name !== undefined && name.type === "identifier") into.add(slice(name, text))
+}
+
+/**
+ * Whether two runs of statements depend on each other by name: one binds (declares or assigns)
+ * a name the other mentions. Each run is given in all its versions (base's and the side's).
+ */
+export const dependent = (
+  a: ReadonlyArray<{ readonly node: SyntaxNode; readonly text: string }>,
+  b: ReadonlyArray<{ readonly node: SyntaxNode; readonly text: string }>
+): boolean => {
+  const reads = (run: typeof a) => {
+    const bound = new Set<string>()
+    const used = new Set<string>()
+    for (const { node, text } of run) {
+      boundIn(node, text, bound)
+      namesIn(node, text, used)
+    }
+    return { bound, used }
+  }
+  const x = reads(a)
+  const y = reads(b)
+  for (const name of x.bound) if (y.used.has(name)) return true
+  for (const name of y.bound) if (x.used.has(name)) return true
+  return false
 }

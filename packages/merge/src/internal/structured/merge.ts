@@ -9,7 +9,7 @@
  * child keeps the whitespace before it from the side it comes from. Pure.
  */
 import type { SyntaxNode } from "../../Syntax.ts"
-import { childrenOf, identityOf, type LanguageTable, type Sequence } from "../languages.ts"
+import { childrenOf, dependent, identityOf, type LanguageTable, type Sequence } from "../languages.ts"
 import { type Hunk, hunksOf, match, overlaps } from "./align.ts"
 
 /** A region both sides changed differently: each side's text of it, from the line's start. */
@@ -464,11 +464,36 @@ const mergeList = (
   ].sort((x, y) => x.start - y.start || (x.end - x.start) - (y.end - y.start) || (x.ours ? -1 : 1))
   const dropped = sequence === undefined ? new Set<number>() : insertedByBoth(sequence, sides, hunks, base.length, baseId, ours, theirs)
   if (dropped === undefined) return undefined
+  // In an ordered list (statements, arguments, array elements) two sides' changes touch also
+  // when no element neither side changed lies between them (diff3 wants an unchanged line
+  // between hunks) and one binds a name the other mentions: `const p = f(a)` changed by one
+  // side, `g(p)` right after it by the other. Not between two changes of an order-insensitive
+  // sequence's own elements, nor for a change that already meets the other side's elsewhere.
+  const ordered = ctx.table.ordered.has(lists.b.type)
+  const lonely = (h: SideHunk): boolean => !hunks.some((g) => g.ours !== h.ours && overlaps(g, h))
+  const versions = (h: SideHunk) => [
+    ...base.slice(h.start, h.end).map((item) => ({ node: item.node, text: sides.base.text })),
+    ...(h.ours ? ours : theirs).slice(h.sideStart, h.sideEnd).map((item) => ({ node: item.node, text: h.ours ? sides.ours.text : sides.theirs.text }))
+  ]
+  const orderedHunk = (h: SideHunk): boolean => {
+    if (sequence === undefined) return true
+    const side = h.ours ? ours : theirs
+    const text = h.ours ? sides.ours.text : sides.theirs.text
+    return !insertable(ctx, sequence, base.slice(h.start, h.end), sides.base.text) || !insertable(ctx, sequence, side.slice(h.sideStart, h.sideEnd), text)
+  }
+  const adjacent = (a: SideHunk, b: SideHunk): boolean => {
+    const [first, second] = a.end <= b.start ? [a, b] : [b, a]
+    for (let i = first.end; i < second.start; i++) if (base[i]!.node.isNamed) return false
+    return true
+  }
+  const touch = (g: SideHunk, h: SideHunk): boolean =>
+    g.ours !== h.ours && (overlaps(g, h) ||
+      (ordered && (orderedHunk(g) || orderedHunk(h)) && adjacent(g, h) && lonely(g) && lonely(h) && dependent(versions(g), versions(h))))
   // Groups of hunks that touch the same children (transitively).
   const groups: Array<Array<SideHunk>> = []
   for (const h of hunks) {
     const current = groups[groups.length - 1]
-    if (current !== undefined && current.some((g) => g.ours !== h.ours && overlaps(g, h))) current.push(h)
+    if (current !== undefined && current.some((g) => touch(g, h))) current.push(h)
     else groups.push([h])
   }
   // In an order-insensitive sequence written one element a line (imports, members), theirs'
@@ -531,6 +556,12 @@ const mergeList = (
     }
     if (oursItems.length === theirsItems.length && oursItems.every((item, i) => item.text === theirsItems[i]!.text)) {
       out.items(oursItems)
+      continue
+    }
+    // Changes that only lie next to each other in an ordered list: a conflict over that run.
+    if (ordered && group.some((h) => !group.some((g) => g.ours !== h.ours && overlaps(g, h)))) {
+      const lead = oursItems[0]?.gap ?? theirsItems[0]?.gap ?? baseItems[0]?.gap ?? ""
+      if (!out.conflict(lead, baseItems, oursItems, theirsItems)) return undefined
       continue
     }
     if (

@@ -146,7 +146,7 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
     const [result, repairs] = yield* withRepairs(
       root,
       request.db,
-      Children.runExportOnly(plan, { runId, runDirectory: Artifacts.defaultRunDirectory(root, runId) }).pipe(withPromptDriver(prompted))
+      OrchestratorRun.exportOnly(plan, { runId, runDirectory: Artifacts.defaultRunDirectory(root, runId) }).pipe(withPromptDriver(prompted))
     ).pipe(
       Effect.provide(engineLayer(root, db)),
       Effect.mapError((e) => (e._tag === "EngineError" ? e : new RunFailed({ message: e.message, cause: e })))

@@ -2,7 +2,7 @@
  * `forkjoin gc` beside a live run, through the built CLI: a `forkjoin run` whose prompt child
  * is waiting on a loopback model (held by the test until gc has run) is kept as `live` however
  * old its folder looks, in `--json` and in text, and the run then completes with the child
- * applied. After the run's process is SIGKILLed at the same point, nothing holds the run any
+ * applied; the same for `run --export-only`, whose exported changeset stays. After the run's process is SIGKILLed at the same point, nothing holds the run any
  * more: gc collects it at once.
  */
 import { spawn } from "node:child_process"
@@ -39,7 +39,7 @@ const ageFiles = (dir: string, days: number) => {
  * Starts `forkjoin run` of the plan against a model that holds the child's first answer until
  * `release` is called; resolves once that request reached the model (the child is running).
  */
-const startHeldRun = async () => {
+const startHeldRun = async (extra: ReadonlyArray<string> = []) => {
   const { dir, ws } = makeSandbox()
   writeTree(ws, { "forkjoin.config.json": JSON.stringify({ models: { model: "test-model" } }) })
   let reached!: () => void
@@ -53,7 +53,7 @@ const startHeldRun = async () => {
   }
   const server = await startModelServer("openai", script)
   const { FORKJOIN_FAULT: _f, OPENAI_API_KEY: _k, ...inherited } = process.env
-  const child = spawn(process.execPath, [BIN, "run", planIn(dir), "--workspace", ws, "--json"], {
+  const child = spawn(process.execPath, [BIN, "run", planIn(dir), "--workspace", ws, "--json", ...extra], {
     cwd: ROOT,
     env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_AUTONOMY: "bold", OPENAI_BASE_URL: server.url },
     stdio: ["ignore", "pipe", "pipe"]
@@ -107,6 +107,21 @@ describe("forkjoin gc beside a live run", () => {
     expect(after.status, after.stderr).toBe(0)
     expect(JSON.parse(after.stdout).removed.map((r: { runId: string }) => r.runId)).toEqual([run.runId])
     expect(fs.readdirSync(path.join(run.ws, ".forkjoin", "locks")).filter((n) => n.endsWith(".lock"))).toEqual([])
+  })
+
+  it("keeps a live --export-only run too; its changeset is exported into the folder gc left", async () => {
+    const run = await startHeldRun(["--export-only"])
+    try {
+      ageFiles(run.folder, 30)
+      const r = runCli(["gc", "--workspace", run.ws, "--older-than", "0s", "--json"])
+      expect(r.status, r.stderr).toBe(0)
+      expect(JSON.parse(r.stdout)).toEqual({ ok: true, removed: [], kept: [{ runId: run.runId, reason: "live" }] })
+    } finally {
+      run.release()
+    }
+    const ended = await run.ended()
+    expect(ended.code, ended.stdout + ended.stderr).toBe(0)
+    expect(fs.existsSync(path.join(run.folder, "subagents", "docs", "changeset.json"))).toBe(true)
   })
 
   it("collects the run once its process was SIGKILLed: nothing holds it any more", async () => {

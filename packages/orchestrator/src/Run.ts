@@ -258,6 +258,15 @@ const runHeld = Effect.fnUntraced(function*(plan: RunPlan, options: RunOptions, 
 })
 
 /**
+ * Runs the plan's children only, each exporting its changeset into the run's folder for a
+ * later join (`run --export-only`), holding the run's lock meanwhile so gc keeps the folder.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const exportOnly = (plan: RunPlan, options: Children.RunOptions) => RunLock.holding(options.runId, Children.runExportOnly(plan, options))
+
+/**
  * Finishes the join of an interrupted run (children still `pending`, and children whose
  * conflicts a crashed resolve left all closed), then reports it.
  * One process at a time per run: while another runs or resumes it, `run_busy`, nothing done.

@@ -233,48 +233,48 @@ export const startModelServer = (kind: "openai" | "anthropic", script: Script): 
       }
       const conversation = kind === "openai" ? openAiConversation(body, n) : anthropicConversation(body, n)
       const answer = (turn: Turn): void => {
-      if ("later" in turn) return void turn.later.then(answer)
-      if ("status" in turn) {
-        res.writeHead(turn.status, { "content-type": "application/json", ...(turn.retryAfter === undefined ? {} : { "retry-after": turn.retryAfter }) })
-        res.end(turn.body ?? JSON.stringify({ error: { message: `scripted ${turn.status}` } }))
-        return
-      }
-      if ("stall" in turn) {
-        // Headers and one event, then silence: the client's timeout must end it.
-        if (body.stream === true) {
-          res.writeHead(200, { "content-type": "text/event-stream" })
-          res.write(kind === "openai" ? `data: ${JSON.stringify({ choices: [{ index: 0, delta: { role: "assistant" } }] })}\n\n` : "event: ping\ndata: {\"type\":\"ping\"}\n\n")
+        if ("later" in turn) return void turn.later.then(answer)
+        if ("status" in turn) {
+          res.writeHead(turn.status, { "content-type": "application/json", ...(turn.retryAfter === undefined ? {} : { "retry-after": turn.retryAfter }) })
+          res.end(turn.body ?? JSON.stringify({ error: { message: `scripted ${turn.status}` } }))
+          return
         }
-        return
-      }
-      if ("flood" in turn) {
-        const stream = body.stream === true
-        res.writeHead(200, {
-          "content-type": stream ? "text/event-stream" : "application/json",
-          ...(turn.announce === true ? { "content-length": String(turn.flood) } : {})
-        })
-        const piece = stream
-          ? `data: ${JSON.stringify(kind === "openai" ? { choices: [{ index: 0, delta: { content: "x".repeat(4000) } }] } : { type: "ping", pad: "x".repeat(4000) })}\n\n`
-          : "x".repeat(4096)
-        let written = 0
-        if (!stream) res.write(kind === "openai" ? "{\"choices\":[{\"message\":{\"content\":\"" : "{\"content\":[{\"type\":\"text\",\"text\":\"")
-        res.on("close", () => floodClosed({ written }))
-        const pump = () => {
-          while (written < turn.flood && !res.destroyed) {
-            written += piece.length
-            if (!res.write(piece)) return void res.once("drain", pump)
+        if ("stall" in turn) {
+          // Headers and one event, then silence: the client's timeout must end it.
+          if (body.stream === true) {
+            res.writeHead(200, { "content-type": "text/event-stream" })
+            res.write(kind === "openai" ? `data: ${JSON.stringify({ choices: [{ index: 0, delta: { role: "assistant" } }] })}\n\n` : "event: ping\ndata: {\"type\":\"ping\"}\n\n")
           }
+          return
         }
-        pump()
-        return
-      }
-      if ("raw" in turn) {
-        res.writeHead(200, { "content-type": "text/html" }).end(turn.raw)
-        return
-      }
-      const reply = "calls" in turn ? turn : { text: turn.text }
-      if (kind === "openai") openAiReply(res, reply, body.stream === true, n)
-      else anthropicReply(res, reply, body.stream === true, n)
+        if ("flood" in turn) {
+          const stream = body.stream === true
+          res.writeHead(200, {
+            "content-type": stream ? "text/event-stream" : "application/json",
+            ...(turn.announce === true ? { "content-length": String(turn.flood) } : {})
+          })
+          const piece = stream
+            ? `data: ${JSON.stringify(kind === "openai" ? { choices: [{ index: 0, delta: { content: "x".repeat(4000) } }] } : { type: "ping", pad: "x".repeat(4000) })}\n\n`
+            : "x".repeat(4096)
+          let written = 0
+          if (!stream) res.write(kind === "openai" ? "{\"choices\":[{\"message\":{\"content\":\"" : "{\"content\":[{\"type\":\"text\",\"text\":\"")
+          res.on("close", () => floodClosed({ written }))
+          const pump = () => {
+            while (written < turn.flood && !res.destroyed) {
+              written += piece.length
+              if (!res.write(piece)) return void res.once("drain", pump)
+            }
+          }
+          pump()
+          return
+        }
+        if ("raw" in turn) {
+          res.writeHead(200, { "content-type": "text/html" }).end(turn.raw)
+          return
+        }
+        const reply = "calls" in turn ? turn : { text: turn.text }
+        if (kind === "openai") openAiReply(res, reply, body.stream === true, n)
+        else anthropicReply(res, reply, body.stream === true, n)
       }
       answer(script(conversation))
     })

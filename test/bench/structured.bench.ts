@@ -9,7 +9,13 @@
  *                             structured merge gives both sides' 40 imports and 40 members
  *                             (checked) — median of the runs, target <= 150 ms. Peer: the line
  *                             merge (`mergeText`) of the same inputs, for scale.
- * 3. `check_5k_ts_ms`         the structural check (`checkMerged`) of the structured result.
+ *                             Each side, and the re-parse of the result, is parsed
+ *                             incrementally from a tree already parsed.
+ * 3. `parse_5k_ts_ms`         one full parse of base, in the same runs: `structured_5k_ts_ms`
+ *                             over it is the figure a loaded machine does not distort.
+ * 4. `structured_5k_ts_full_parses_ms` the same merge with every parse a full one (the parser
+ *                             ignoring the previous tree), for the gain of incremental parsing.
+ * 5. `check_5k_ts_ms`         the structural check (`checkMerged`) of the structured result.
  *
  * Usage: `npm run bench -- structured [--json]`.
  */
@@ -92,12 +98,18 @@ const main = async () => {
     return
   }
   for (let i = 0; i < WARMUP; i++) merge()
+  const fullParser: SyntaxParser = { language: parser.language, parse: (text, expired) => parser.parse(text, expired) }
+  const mergeFull = () => mergeStructured({ base: w.base, ours: w.ours, theirs: w.theirs, parser: fullParser, labels: defaultLabels, expired: () => false })
   const runs: Array<number> = []
   const lineRuns: Array<number> = []
   const checkRuns: Array<number> = []
+  const parseRuns: Array<number> = []
+  const fullRuns: Array<number> = []
   for (let i = 0; i < RUNS; i++) {
     gc()
     runs.push(timed(merge).ms)
+    parseRuns.push(timed(() => parser.parse(w.base)?.dispose()).ms)
+    fullRuns.push(timed(mergeFull).ms)
     lineRuns.push(timed(() => mergeText(enc(w.base), enc(w.ours), enc(w.theirs))).ms)
     checkRuns.push(timed(() => checkMerged({ base: w.base, ours: w.ours, theirs: w.theirs, merged: first.text, parser, expired: () => false })).ms)
   }
@@ -118,6 +130,19 @@ const main = async () => {
     min: round(Math.min(...runs)),
     max: round(Math.max(...runs))
   })
+  const parse = round(median(parseRuns))
+  report({ bench: BENCH, metric: "parse_5k_ts_ms", ours: parse, peer: null, ratio: null, peerName: null, unit: "ms", n: RUNS })
+  report({
+    bench: BENCH,
+    metric: "structured_5k_ts_per_parse",
+    ours: round(ours / parse, 2),
+    peer: round(median(fullRuns) / parse, 2),
+    ratio: round(ours / median(fullRuns), 2),
+    peerName: "the same merge with full parses only",
+    unit: "full parses of base",
+    n: RUNS
+  })
+  report({ bench: BENCH, metric: "structured_5k_ts_full_parses_ms", ours: round(median(fullRuns)), peer: null, ratio: null, peerName: null, unit: "ms", n: RUNS })
   report({ bench: BENCH, metric: "check_5k_ts_ms", ours: round(median(checkRuns)), peer: null, ratio: null, peerName: null, unit: "ms", n: RUNS })
 }
 

@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { createRequire } from "node:module"
 import type * as TreeSitter from "web-tree-sitter"
+import { editsBetween } from "./internal/edits.ts"
 import { Language, type SyntaxParser, type SyntaxTree } from "./Syntax.ts"
 
 /**
@@ -90,17 +91,26 @@ const loadRuntime = (): Promise<Runtime> => {
   return starting
 }
 
+// What a tree parsed here keeps for a later incremental parse: its tree-sitter tree and text.
+const sources = new WeakMap<SyntaxTree, { readonly tree: TreeSitter.Tree; readonly text: string; readonly parser: TreeSitter.Parser }>()
+
 const parserOf = (ts: Runtime, language: Language, grammar: TreeSitter.Language): SyntaxParser => {
   const parser = new ts.Parser()
   parser.setLanguage(grammar)
   return {
     language,
-    parse: (text, expired) => {
+    parse: (text, expired, previous) => {
       // Cancelled parses leave state behind that the next parse would resume from.
       parser.reset()
-      const tree = parser.parse(text, null, expired === undefined ? undefined : { progressCallback: () => expired() })
+      const source = previous === undefined ? undefined : sources.get(previous)
+      // Reused from a copy edited to the new text's coordinates; `previous` stays as it was.
+      const old = source === undefined || source.parser !== parser ? null : source.tree.copy()
+      if (old !== null) for (const edit of editsBetween(source!.text, text)) old.edit(new ts.Edit(edit))
+      const tree = parser.parse(text, old, expired === undefined ? undefined : { progressCallback: () => expired() })
+      old?.delete()
       if (tree === null) return undefined
       const parsed: SyntaxTree = { root: tree.rootNode, dispose: () => tree.delete() }
+      sources.set(parsed, { tree, text, parser })
       return parsed
     }
   }

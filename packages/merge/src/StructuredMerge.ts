@@ -39,15 +39,19 @@ const tooLarge = (texts: ReadonlyArray<string>): boolean =>
 const hasBom = (text: string): boolean => text.startsWith(BOM)
 const withoutBom = (text: string): string => hasBom(text) ? text.slice(1) : text
 
-// Parses every text or none: a spent budget (undefined) disposes what was parsed already.
+// Parses every text or none: a spent budget (undefined) disposes what was parsed already. With
+// `previous` (a tree of a similar text, e.g. base's for a side) the parses reuse it; with
+// `chained`, each text after the first reuses the first one's tree.
 const parseAll = (
   parser: SyntaxParser,
   texts: ReadonlyArray<string>,
-  expired: () => boolean
+  expired: () => boolean,
+  previous?: SyntaxTree,
+  chained = false
 ): Array<SyntaxTree> | undefined => {
   const trees: Array<SyntaxTree> = []
   for (const text of texts) {
-    const tree = parser.parse(text, expired)
+    const tree = parser.parse(text, expired, chained ? trees[0] ?? previous : previous)
     if (tree === undefined) {
       for (const t of trees) t.dispose()
       return undefined
@@ -187,7 +191,8 @@ export const mergeStructured = (input: StructuredMergeInput): StructuredMerge =>
   if (expired()) return { _tag: "Fallback", why: "timeout" }
   const texts = [withoutBom(input.base), withoutBom(input.ours), withoutBom(input.theirs)]
   const bom = merge3(String(hasBom(input.base)), String(hasBom(input.ours)), String(hasBom(input.theirs))) === "true"
-  const trees = parseAll(parser, texts, expired)
+  // Base in full; ours and theirs, and the result below, as edits of a tree already parsed.
+  const trees = parseAll(parser, texts, expired, undefined, true)
   if (trees === undefined) return { _tag: "Fallback", why: "timeout" }
   try {
     if (trees.some((t) => t.root.hasError)) return { _tag: "Fallback", why: "parse_error" }
@@ -209,7 +214,7 @@ export const mergeStructured = (input: StructuredMergeInput): StructuredMerge =>
     const text = (bom ? BOM : "") + out.text
     if (out.conflicts > 0) return { _tag: "Conflict", text, elements: out.conflicts }
     // Accepted only if it parses cleanly and repeats no key neither side repeated.
-    const check = parseAll(parser, [out.text], expired)
+    const check = parseAll(parser, [out.text], expired, trees[1])
     if (check === undefined) return { _tag: "Fallback", why: "timeout" }
     const clean = !check[0]!.root.hasError
     const repeated = clean ? newDuplicates(parser, { text: out.text, root: check[0]!.root }, ours!.text, theirs!.text, expired) : []
@@ -261,7 +266,7 @@ export const checkMerged = (input: {
   try {
     // Lines of the BOM-less text are the file's lines: the BOM is no line break.
     if (tree.root.hasError) {
-      const inputs = parseAll(parser, [input.base, input.ours, input.theirs].map(withoutBom), expired)
+      const inputs = parseAll(parser, [input.base, input.ours, input.theirs].map(withoutBom), expired, undefined, true)
       if (inputs === undefined) return sound
       const allParsed = inputs.every((t) => !t.root.hasError)
       disposeAll(inputs)

@@ -84,12 +84,14 @@ export interface SyntaxTree {
 /**
  * A loaded grammar. `parse` is synchronous and returns `undefined` when `expired` said so
  * during the parse (the time budget of one file); a text that does not parse still gets a tree,
- * whose root `hasError`.
+ * whose root `hasError`. With `previous` (a tree this parser made, of a similar text, not yet
+ * disposed), the parse reuses what did not change (the parser finds the edits itself); the tree
+ * is the same as without it, and `previous` stays valid.
  *
  * @category models
  * @since 0.1.0
  */
 export interface SyntaxParser {
   readonly language: Language
-  readonly parse: (text: string, expired?: () => boolean) => SyntaxTree | undefined
+  readonly parse: (text: string, expired?: () => boolean, previous?: SyntaxTree) => SyntaxTree | undefined
 }

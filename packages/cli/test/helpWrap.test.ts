@@ -51,7 +51,7 @@ describe("help is wrapped to the terminal width", () => {
     }
     const top = runCli(["--help"], { env: { COLUMNS: "60" } })
     expectWrapped(top.stdout, 60)
-    expect(top.stdout).toContain("\n  schema       Print the JSON Schema of plan files,\n               changesets, history records or provider\n               events\n")
+    expect(top.stdout).toContain("\n  schema          Print the JSON Schema of plan files,\n                  changesets, history records or provider\n                  events\n")
     // A row whose left cell leaves under 24 columns puts its description below it.
     expect(top.stdout).toContain(
       "\n  --completions <bash|zsh|fish|powershell|sh|pwsh>\n          Print shell completion script (choices: bash, zsh,\n          fish, powershell, sh, pwsh)\n"

@@ -109,7 +109,11 @@ const parserOf = (ts: Runtime, language: Language, grammar: TreeSitter.Language)
       const tree = parser.parse(text, old, expired === undefined ? undefined : { progressCallback: () => expired() })
       old?.delete()
       if (tree === null) return undefined
-      const parsed: SyntaxTree = { root: tree.rootNode, dispose: () => tree.delete() }
+      // A disposed tree is no longer a source: a later parse given it parses in full.
+      const parsed: SyntaxTree = { root: tree.rootNode, dispose: () => {
+        sources.delete(parsed)
+        tree.delete()
+      } }
       sources.set(parsed, { tree, text, parser })
       return parsed
     }

@@ -146,7 +146,7 @@ describe("incremental parsing", () => {
       })))
   }
 
-  it.effect("a previous tree of another parser's language is ignored: a full parse", () =>
+  it.effect("a previous tree of another parser's language, or one already disposed, is ignored: a full parse", () =>
     run(Effect.gen(function*() {
       const grammars = yield* Grammars
       const python = yield* grammars.parser("python")
@@ -156,6 +156,12 @@ describe("incremental parsing", () => {
       expect(tree.root.type).toBe("program")
       expect(tree.root.hasError).toBe(false)
       old.dispose()
+      // A disposed previous tree is not read either.
+      const gone = parsed(typescript, "let y = 2\n", tree)
       tree.dispose()
+      const again = parsed(typescript, "const x = 1\nlet y = 2\n", tree)
+      expect(shapeOf(again.root)).toEqual(shapeOf(parsed(typescript, "const x = 1\nlet y = 2\n").root))
+      gone.dispose()
+      again.dispose()
     })))
 })

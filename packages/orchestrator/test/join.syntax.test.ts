@@ -128,12 +128,13 @@ describe("the join merges by syntax tree", () => {
 
   it("the time budget of a file is read from the Clock: a spent budget gives the line merge", async () => {
     const root = workspace({ "src/app.ts": APP })
-    // Every read of the time moves it on by a second: the 2 s budget is spent after two reads.
+    // Every read of the time moves it on by 3 s: the 2 s budget is spent at the first read after
+    // the file's merge starts, however few times the merge asks.
     const real = await Effect.runPromise(Clock.clockWith(Effect.succeed))
     let now = real.currentTimeMillisUnsafe()
     const hurried: Clock.Clock = {
-      currentTimeMillisUnsafe: () => (now += 1_000),
-      currentTimeMillis: Effect.sync(() => (now += 1_000)),
+      currentTimeMillisUnsafe: () => (now += 3_000),
+      currentTimeMillis: Effect.sync(() => (now += 3_000)),
       currentTimeNanosUnsafe: () => real.currentTimeNanosUnsafe(),
       currentTimeNanos: real.currentTimeNanos,
       monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),

@@ -17,11 +17,10 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { openStateDirectory } from "../../packages/engine/src/Policy.ts"
-import { mergeFile, type FileMergeOutcome } from "../../packages/merge/src/FileMerge.ts"
+import { type FileMergeOutcome, mergeFile, syntaxContext } from "../../packages/merge/src/FileMerge.ts"
 import { Grammars } from "../../packages/merge/src/Grammars.ts"
 import { type Language, languageOfPath, type SyntaxParser } from "../../packages/merge/src/Syntax.ts"
 import { defaultLabels } from "../../packages/merge/src/TextMerge.ts"
-import { SYNTAX_BUDGET_MS } from "../../packages/orchestrator/src/internal/inputs.ts"
 import * as OrchestratorRun from "../../packages/orchestrator/src/Run.ts"
 import { sameBytes } from "../../packages/patch/src/Bytes.ts"
 import { BlobStore } from "../../packages/runtime/src/BlobStore.ts"
@@ -73,8 +72,7 @@ export const fullMerge = (
 ): FileMergeOutcome => {
   const parser = language === undefined ? undefined : parsers.get(language)
   if (parser === undefined) return mergeFile(sides)
-  const start = Date.now()
-  return mergeFile(sides, defaultLabels, { syntax: { parser, expired: () => Date.now() - start >= SYNTAX_BUDGET_MS } })
+  return mergeFile(sides, defaultLabels, { syntax: syntaxContext(parser, Date.now) })
 }
 
 /** One case on disk: its id (`<group>/<name>`), the four versions and what meta.json says. */

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { mergeFile, type SyntaxContext } from "@forkjoin/merge/FileMerge"
+import { mergeFile, type SyntaxContext, syntaxContext } from "@forkjoin/merge/FileMerge"
 import { Grammars } from "@forkjoin/merge/Grammars"
 import { type Language, languageOfPath } from "@forkjoin/merge/Syntax"
 import { type MarkerLabels, mergeText } from "@forkjoin/merge/TextMerge"
@@ -131,9 +131,6 @@ export const mergeSides = (sides: Sides, labels: MarkerLabels, syntax?: SyntaxCo
   }
 }
 
-// One file's syntax-aware merge may take this long before the line result stands (the join's budget).
-const SYNTAX_BUDGET_MS = 2_000
-
 /**
  * The parser to merge `sides` as `language` with, loaded through `Grammars` (when provided)
  * only when the merge needs one: a language is known and both sides changed the file,
@@ -155,9 +152,8 @@ export const syntaxFor = (
     const parser = yield* grammars.value.parser(language).pipe(Effect.result)
     if (Result.isFailure(parser)) return { warnings: [`${parser.failure.message}; this file was merged by lines only`] }
     const clock = yield* Clock.Clock
-    // The budget starts when the merge does, just after this.
-    const start = clock.currentTimeMillisUnsafe()
-    return { syntax: { parser: parser.success, expired: () => clock.currentTimeMillisUnsafe() - start >= SYNTAX_BUDGET_MS }, warnings: [] }
+    // The budget (the join's) starts when the merge does, just after this.
+    return { syntax: syntaxContext(parser.success, () => clock.currentTimeMillisUnsafe()), warnings: [] }
   })
 
 /**

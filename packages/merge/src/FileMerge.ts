@@ -63,6 +63,27 @@ export interface SyntaxContext {
 }
 
 /**
+ * How long merging one file by syntax may take unless the caller says otherwise: 2 s.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const defaultSyntaxBudgetMs = 2_000
+
+/**
+ * The `SyntaxContext` of `parser` for one file whose budget (`budgetMs`, default
+ * `defaultSyntaxBudgetMs`) starts now, on a clock that reads milliseconds (`nowMillis`): call it
+ * when that file's merge starts.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const syntaxContext = (parser: SyntaxParser, nowMillis: () => number, budgetMs: number = defaultSyntaxBudgetMs): SyntaxContext => {
+  const start = nowMillis()
+  return { parser, expired: () => nowMillis() - start >= budgetMs }
+}
+
+/**
  * How the explanation of a conflict without hunks names the sides: each as the subject of a
  * sentence (`ours`, `theirs`) and as what a resolution keeps (`oursVersion`, `theirsVersion`).
  *

@@ -19,11 +19,11 @@ import { sha256 } from "@forkjoin/patch/Bytes"
 import * as NetChange from "@forkjoin/patch/NetChange"
 import type { FileState, Plan, PlannedFile } from "@forkjoin/patch/Plan"
 import { byCodeUnit } from "@forkjoin/patch/RelativePath"
-import type { ConflictHunk, ConflictReason } from "@forkjoin/schema/Conflict"
+import type { ConflictHunk } from "@forkjoin/schema/Conflict"
 import type { RelativePath, Sha256Hash, TransactionId } from "@forkjoin/schema/Ids"
 import type { ChangeMerge, FileChange } from "@forkjoin/schema/PatchHistoryRecord"
 import type { Snapshot } from "@forkjoin/schema/Snapshot"
-import { planOfFiles } from "./ChildPlan.ts"
+import { type ChildConflict, planOfFiles } from "./ChildPlan.ts"
 import { applyTheirsHunks, mergeFile, type SideNames, type Side, type SyntaxContext } from "./FileMerge.ts"
 import { liveFiles } from "./internal/liveFiles.ts"
 import type { MarkerLabels } from "./TextMerge.ts"
@@ -71,15 +71,7 @@ export interface RollbackPlanInput {
  * @category models
  * @since 0.1.0
  */
-export interface RollbackConflict {
-  readonly path: RelativePath
-  readonly reason: ConflictReason
-  readonly base: Side
-  readonly ours: Side
-  readonly theirs: Side
-  readonly hunks: ReadonlyArray<ConflictHunk>
-  readonly text: string
-}
+export type RollbackConflict = Omit<ChildConflict, "moveFrom">
 
 /**
  * The decision, by precedence:

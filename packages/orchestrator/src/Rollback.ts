@@ -19,9 +19,7 @@ import { Engine, Grants } from "@forkjoin/engine/Engine"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { planRollback, rollbackMarkerLabels, type RollbackPlanOutcome, type RollbackResolution } from "@forkjoin/merge/RollbackPlan"
-import type { SyntaxContext } from "@forkjoin/merge/FileMerge"
-import { Grammars } from "@forkjoin/merge/Grammars"
-import { type Language, languageOfPath, type SyntaxParser } from "@forkjoin/merge/Syntax"
+import { type Language, languageOfPath } from "@forkjoin/merge/Syntax"
 import type { FileState } from "@forkjoin/patch"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
@@ -37,13 +35,13 @@ import {
   TransactionId,
   TurnId
 } from "@forkjoin/schema"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { SYNTAX_BUDGET_MS } from "./internal/inputs.ts"
 import { now } from "./internal/model.ts"
+import { heldConflictRecords } from "./internal/settle.ts"
+import { loadParsers, syntaxOf } from "./internal/syntax.ts"
 import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 
 const ROLLBACK_TURN = TurnId.make("rollback")
@@ -102,24 +100,9 @@ const loadTransaction = (transactionId: TransactionId) =>
       const hash = sha256(state.bytes)
       if (hash !== c.after.hash && hash !== c.before.hash) wanted.add(language)
     }
-    const parsers = new Map<Language, SyntaxParser>()
-    const warnings: Array<string> = []
-    const grammars = yield* Effect.serviceOption(Grammars)
-    if (Option.isSome(grammars)) {
-      for (const language of wanted) {
-        const parser = yield* grammars.value.parser(language).pipe(Effect.result)
-        if (Result.isSuccess(parser)) parsers.set(language, parser.success)
-        else warnings.push(`${parser.failure.message}; the rollback's ${language} files were merged by lines only`)
-      }
-    }
-    const clock = yield* Clock.Clock
-    const syntax = (p: RelativePath): SyntaxContext | undefined => {
-      const language = languageOfPath(p)
-      const parser = language === undefined ? undefined : parsers.get(language)
-      if (parser === undefined) return undefined
-      const start = clock.currentTimeMillisUnsafe()
-      return { parser, expired: () => clock.currentTimeMillisUnsafe() - start >= SYNTAX_BUDGET_MS }
-    }
+    const { loaded, failed } = yield* loadParsers(wanted)
+    const warnings = failed.map((e) => `${e.message}; the rollback's ${e.language} files were merged by lines only`)
+    const syntax = yield* syntaxOf(loaded)
     return {
       applied,
       warnings,
@@ -207,22 +190,8 @@ export const rollback = Effect.fn("Rollback.rollback")(function*(
             "its conflict id would be longer than 256 characters, so it cannot be held; nothing was written. Edit the files by hand."
         })
       }
-      const history = yield* HistoryStore
-      const createdAt = yield* now
-      const sides = planned.conflicts.flatMap((c) => [c.base, c.ours, c.theirs].filter((s): s is Uint8Array => s !== undefined))
-      yield* history.putBlobs(sides).pipe(Effect.mapError(storeFailure("Storing a conflict's sides")))
-      const conflicts = planned.conflicts.map((c): ConflictRecord => ({
-        schemaVersion: 1,
+      const conflicts = yield* heldConflictRecords(planned.conflicts, (c) => ({
         conflictId: rollbackConflictIdOf(transactionId, c.path),
-        path: c.path,
-        reason: c.reason,
-        ...(c.base === undefined ? {} : { base: snapshotOf(c.base, 0o644) }),
-        ...(c.ours === undefined ? {} : { ours: snapshotOf(c.ours, 0o644) }),
-        ...(c.theirs === undefined ? {} : { theirs: snapshotOf(c.theirs, 0o644) }),
-        hunks: c.hunks,
-        text: c.text,
-        status: "open",
-        createdAt,
         kind: "rollback",
         transactionId,
         threadId: options.threadId

@@ -9,21 +9,17 @@ import * as Fault from "@forkjoin/engine/Fault"
 import * as Gaps from "@forkjoin/history/Gaps"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { type ChildPlanOutcome, joinMarkerLabels, planChild } from "@forkjoin/merge/ChildPlan"
-import type { SyntaxContext } from "@forkjoin/merge/FileMerge"
-import { type GrammarError, Grammars } from "@forkjoin/merge/Grammars"
-import { type Language, languageOfPath, type SyntaxParser } from "@forkjoin/merge/Syntax"
+import type { GrammarError } from "@forkjoin/merge/Grammars"
+import { type Language, languageOfPath } from "@forkjoin/merge/Syntax"
 import type { FileState } from "@forkjoin/patch"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import * as BlobStore from "@forkjoin/runtime/BlobStore"
 import type { Changeset, ChangesetEntry, MergeRun, RecordWarning, RelativePath, Sha256Hash, TaskId } from "@forkjoin/schema"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import { childThread, type JoinChild, JOIN_TURN } from "./model.ts"
-
-/** How long the syntax-aware merge and checks of one file may take before the line merge stands. */
-export const SYNTAX_BUDGET_MS = 2_000
+import { loadParsers, syntaxOf } from "./syntax.ts"
 
 /**
  * A child's plan, with `warnings` about how it was merged (a grammar that could not be loaded:
@@ -90,15 +86,7 @@ export const planFor = (
       }
     }
     const parsers = yield* parsersFor(changeset.entries, changed, live)
-    const clock = yield* Clock.Clock
-    const syntax = (p: RelativePath): SyntaxContext | undefined => {
-      const language = languageOfPath(p)
-      const parser = language === undefined ? undefined : parsers.loaded.get(language)
-      if (parser === undefined) return undefined
-      // The budget of one file starts when its merge does.
-      const start = clock.currentTimeMillisUnsafe()
-      return { parser, expired: () => clock.currentTimeMillisUnsafe() - start >= SYNTAX_BUDGET_MS }
-    }
+    const syntax = yield* syntaxOf(parsers.loaded)
     const planned: Planned = planChild({
       entries: Fault.skipBaseline() ? changeset.entries.map((e) => withLiveBaseline(e, live, changed)) : changeset.entries,
       live: (p) => live.get(p) ?? { _tag: "Other", description: "unreadable" },
@@ -119,8 +107,6 @@ export const planFor = (
  */
 const parsersFor = (entries: ReadonlyArray<ChangesetEntry>, changed: ReadonlySet<RelativePath>, live: ReadonlyMap<string, FileState>) =>
   Effect.gen(function*() {
-    const loaded = new Map<Language, SyntaxParser>()
-    const warnings: Array<RecordWarning> = []
     const wanted = new Set<Language>()
     for (const e of entries) {
       const base = e.kind === "move" ? e.overwritten : e.preimage
@@ -130,15 +116,8 @@ const parsersFor = (entries: ReadonlyArray<ChangesetEntry>, changed: ReadonlySet
       const hash = sha256(state.bytes)
       if (hash !== base.hash && hash !== e.postimage.hash) wanted.add(language)
     }
-    if (wanted.size === 0) return { loaded, warnings }
-    const grammars = yield* Effect.serviceOption(Grammars)
-    if (Option.isNone(grammars)) return { loaded, warnings }
-    for (const language of wanted) {
-      const parser = yield* grammars.value.parser(language).pipe(Effect.result)
-      if (Result.isSuccess(parser)) loaded.set(language, parser.success)
-      else warnings.push(grammarWarning(parser.failure))
-    }
-    return { loaded, warnings }
+    const { loaded, failed } = yield* loadParsers(wanted)
+    return { loaded, warnings: failed.map(grammarWarning) }
   })
 
 const grammarWarning = (e: GrammarError): RecordWarning => ({

@@ -6,7 +6,7 @@
 import { Engine, Grants } from "@forkjoin/engine/Engine"
 import * as Fault from "@forkjoin/engine/Fault"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
-import type { ChildPlanOutcome } from "@forkjoin/merge/ChildPlan"
+import type { ChildConflict, ChildPlanOutcome } from "@forkjoin/merge/ChildPlan"
 import type { Plan } from "@forkjoin/patch"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
 import {
@@ -102,11 +102,14 @@ export const landed = (planned: Extract<ChildPlanOutcome, { _tag: "Ready" }>) =>
       ...(planned.mergedPaths.some((m) => m.method !== "line") ? { mergedPaths: planned.mergedPaths } : {})
     } as const
 
-/** Conflict values with their three sides stored in history, so resolving needs no child artifact. */
-export const conflictRecords = (
-  run: MergeRun,
-  childId: TaskId,
-  conflicts: Extract<ChildPlanOutcome, { _tag: "Conflicted" }>["conflicts"]
+/**
+ * Conflict values as records, their three sides stored in history first so resolving needs no
+ * child artifact; `owner` gives each record's id and what it belongs to (a join's run and
+ * child, or a rollback's transaction).
+ */
+export const heldConflictRecords = <C extends Omit<ChildConflict, "moveFrom">>(
+  conflicts: ReadonlyArray<C>,
+  owner: (c: C) => Pick<ConflictRecord, "conflictId" | "runId" | "childId" | "kind" | "transactionId" | "threadId">
 ) =>
   Effect.gen(function*() {
     const history = yield* HistoryStore
@@ -115,9 +118,7 @@ export const conflictRecords = (
     yield* history.putBlobs(sides).pipe(Effect.mapError(storeFailure("Storing a conflict's sides")))
     return conflicts.map((c): ConflictRecord => ({
       schemaVersion: 1,
-      conflictId: conflictIdOf(run.runId, childId, c.path),
-      runId: run.runId,
-      childId,
+      ...owner(c),
       path: c.path,
       reason: c.reason,
       ...(c.base === undefined ? {} : { base: snapshotOf(c.base, 0o644) }),
@@ -129,6 +130,10 @@ export const conflictRecords = (
       createdAt
     }))
   })
+
+/** A join child's conflicts as records (see `heldConflictRecords`). */
+const conflictRecords = (run: MergeRun, childId: TaskId, conflicts: ReadonlyArray<ChildConflict>) =>
+  heldConflictRecords(conflicts, (c) => ({ conflictId: conflictIdOf(run.runId, childId, c.path), runId: run.runId, childId }))
 
 /**
  * The outcome of a child whose transaction history already holds (the process died after the

@@ -80,9 +80,10 @@ export default defineConfig({
       { extends: true, test: { name: "shared", include: SHARED, isolate: false } }
     ],
     globalSetup: ["test/globalSetup.ts"],
-    // Two files at a time even on a 2-core machine (vitest's default is one fewer than the
-    // cores): most CLI, crash and probe tests wait on child processes, not the CPU.
-    maxWorkers: 2,
+    // Three files at a time even on a 2-core machine (vitest's default is one fewer than the
+    // cores): most CLI, crash and probe tests wait on child processes, not the CPU (a run with
+    // two used 1.4 of the 2 cores).
+    maxWorkers: 3,
     sequence: { sequencer: SlowestFirst },
     // Hang guards, not speed bounds: the crash and probe tests run dozens of processes each, and
     // on a 2-core machine shared with other work (load 10+) one of them took over a minute.

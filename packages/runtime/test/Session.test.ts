@@ -4,6 +4,7 @@
  * overlay, analysis-only refusals, and timeouts under `TestClock` that export nothing.
  */
 import type { TaskId, ThreadId } from "@forkjoin/schema"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { TestClock } from "effect/testing"
@@ -166,14 +167,20 @@ describe("changeset and analysis sessions", () => {
   it("times out on the Clock (TestClock) and exports nothing", async () => {
     const ws = makeWorkspace({ "src/a/x.ts": "x\n" })
     const script = [edit("src/a/x.ts", "x", "X"), { finish: {} }]
-    const slow = Driver.of({
-      // The second action only comes after 10 virtual seconds, past the 5 s timeout.
-      next: (steps) => steps.length === 1 ? Effect.as(Effect.sleep("10 seconds"), script[1]) : Effect.succeed(script[steps.length])
-    })
     const r = await run(ws, Effect.gen(function*() {
+      // The first action's step is done (real I/O) before virtual time moves.
+      const firstDone = yield* Deferred.make<void>()
+      const slow = Driver.of({
+        // The second action only comes after 10 virtual seconds, past the 5 s timeout.
+        next: (steps) =>
+          steps.length === 1
+            ? Effect.andThen(Deferred.succeed(firstDone, undefined), Effect.as(Effect.sleep("10 seconds"), script[1]))
+            : Effect.succeed(script[steps.length])
+      })
       const fiber = yield* Effect.forkChild(Session.run({
         mode: "changeset_export", threadId, taskId, writeScope: WriteScope.makeUnsafe(["src/a"]), timeoutMs: 5000
       }).pipe(Effect.provideService(Driver, slow)))
+      yield* Deferred.await(firstDone)
       yield* TestClock.adjust("6 seconds")
       return yield* Fiber.join(fiber)
     }).pipe(Effect.provide(TestClock.layer()))).then(valueOf)

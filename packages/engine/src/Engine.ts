@@ -122,6 +122,14 @@ export interface RequestContext {
   readonly grant?: Grant
   /** Version guards: the request fails unless each path currently hashes to the value (`sha256:<hex>`, or `null` for absent). */
   readonly expect?: Readonly<Record<string, string | null>>
+  /**
+   * Where the request may write (normalized relative files or folders). Every path it writes,
+   * deletes or moves from or to must land, links followed inside the workspace, at the path it
+   * names and inside one entry; checked at stage 4 and again under the workspace lock (stage 6),
+   * so a link swapped in after the caller resolved its paths fails the request with
+   * `path_outside_scope` or `path_redirected`, nothing written. Default: no scope check.
+   */
+  readonly writeScope?: ReadonlyArray<string>
   readonly authority?: Authority
   readonly provenance?: Provenance
   readonly links?: RecordLinks
@@ -150,8 +158,25 @@ export interface PatchRequest extends RequestContext {
  * @category models
  * @since 0.1.0
  */
-export interface PlanRequest extends RequestContext {
+export interface PlanRequest<E = never, R = never> extends RequestContext {
   readonly plan: Plan
+  /** The caller's own steps inside the locked section (see `LockedSteps`). */
+  readonly locked?: LockedSteps<E, R>
+}
+
+/**
+ * A caller's steps inside the engine's locked section of one plan request: what it decides and
+ * records there is one step with the write for every process that decides under the workspace
+ * lock too (`Engine.locked`). Both run uninterruptibly, holding the lock.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface LockedSteps<E, R = never> {
+  /** At stage 6, as soon as the lock is held and before the plan is re-checked: a failure fails the request with nothing written. */
+  readonly before?: Effect.Effect<unknown, E, R>
+  /** After the record committed and was published, before the lock is released: a failure fails the request, whose record stays. */
+  readonly after?: (record: PatchHistoryRecord) => Effect.Effect<unknown, E, R>
 }
 
 /**
@@ -196,7 +221,13 @@ export class Engine extends Context.Service<Engine, {
   /** Applies an apply_patch text all-or-nothing and returns its record. */
   readonly applyPatch: (request: PatchRequest) => Effect.Effect<PatchHistoryRecord, EngineError>
   /** Applies a precomputed plan all-or-nothing and returns its record. */
-  readonly applyPlan: (request: PlanRequest) => Effect.Effect<PatchHistoryRecord, EngineError>
+  readonly applyPlan: <E = never, R = never>(request: PlanRequest<E, R>) => Effect.Effect<PatchHistoryRecord, EngineError | E, R>
+  /**
+   * Runs `effect` holding the workspace lock, as a write does (`lock_timeout` likewise): no
+   * write of this workspace, in any process, runs meanwhile. Never call a write of this engine
+   * inside it: it would wait for itself.
+   */
+  readonly locked: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | EngineError, R>
   /** Startup repair (SPEC §4.5) of intents left open by crashed processes. */
   readonly repair: Effect.Effect<RepairReport, EngineError>
   /** What the startup repair did when this engine was built (no outcomes when it was off). */
@@ -320,7 +351,7 @@ const make = (config: EngineConfig) =>
     // Before any repair or write: the database must be the history this workspace remembers.
     const history = yield* bindHistory({ store, stateDir, root, environmentId, resetHistory: config.resetHistory === true })
     yield* Effect.addFinalizer(() => Effect.sync(() => history.flush()))
-    const remembered = <E>(effect: Effect.Effect<PatchHistoryRecord, E>) =>
+    const remembered = <E, R>(effect: Effect.Effect<PatchHistoryRecord, E, R>) =>
       Effect.tap(effect, (record) => Effect.sync(() => history.remember(record.commitOrdinal)))
 
     // The fiber's listener hears a lock wait of the startup repair too (it runs before any request).
@@ -372,6 +403,9 @@ const make = (config: EngineConfig) =>
       environmentId,
       applyPatch: (request) => remembered(applyPatch(deps, request)),
       applyPlan: (request) => remembered(applyPlan(deps, request)),
+      locked: (effect) =>
+        Effect.flatMap(Effect.service(CurrentListener), (onProgress) =>
+          deps.lock.with(deps.lockTimeoutMs, [], effect, onProgress)),
       repair,
       startupRepair,
       historyReset: history.reset,

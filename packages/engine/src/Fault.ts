@@ -8,10 +8,12 @@
  * - `merge:after-child:<n>`: SIGKILL right after the n-th child's join transaction;
  * - `verify:after-rollback:<n>`: SIGKILL right after the n-th rollback of a failed
  *   verification, before the child's outcome is recorded;
- * - `resolve:after-claim`: SIGKILL right after `forkjoin resolve` recorded a resolution that
- *   writes, before its transaction;
- * - `resolve:after-commit`: SIGKILL right after the resolution's transaction committed, before
- *   the child's other changes are applied;
+ * - `resolve:after-claim`: SIGKILL right after `forkjoin resolve` found, under the workspace
+ *   lock, that the conflict is still its to resolve, before its transaction is journaled;
+ * - `resolve:before-record`: SIGKILL right after the resolution's transaction committed, still
+ *   under the lock, before the resolution is recorded on the conflict;
+ * - `resolve:after-commit`: SIGKILL right after the resolution's transaction committed and was
+ *   recorded, before the child's other changes are applied;
  * - `join:skip-baseline`: the join takes a child's live files as its baseline, so drift from
  *   an outside edit is no longer refused (test-only: the merge probe must then report
  *   `baseline_drift_refused` failed).
@@ -37,7 +39,7 @@ export interface FaultPlan {
   readonly skipBaseline: boolean
 }
 
-const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>', 'merge:after-child:<n>', 'verify:after-rollback:<n>', 'resolve:after-claim', 'resolve:after-commit' or 'join:skip-baseline'"
+const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>', 'merge:after-child:<n>', 'verify:after-rollback:<n>', 'resolve:after-claim', 'resolve:before-record', 'resolve:after-commit' or 'join:skip-baseline'"
 
 /**
  * Where `forkjoin resolve` can be killed (`resolve:<point>`).
@@ -45,7 +47,9 @@ const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-i
  * @category models
  * @since 0.1.0
  */
-export type ResolvePoint = "after-claim" | "after-commit"
+export type ResolvePoint = "after-claim" | "before-record" | "after-commit"
+
+const RESOLVE_POINTS: ReadonlyArray<ResolvePoint> = ["after-claim", "before-record", "after-commit"]
 
 /**
  * Parses a `FORKJOIN_FAULT` value; an unparsable fault is a start-up error naming it.
@@ -67,12 +71,13 @@ export const parseFault = (value: string | undefined): FaultPlan => {
     const write = /^merge:write-fail:([A-Za-z0-9_][A-Za-z0-9._-]*):(\d+)$/.exec(fault)
     const child = /^merge:after-child:(\d+)$/.exec(fault)
     const verifyRollback = /^verify:after-rollback:(\d+)$/.exec(fault)
+    const point = RESOLVE_POINTS.find((p) => fault === `resolve:${p}`)
     if (stage !== null) afterStage.add(Number(stage[1]))
     else if (rename !== null) afterRename.add(Number(rename[1]))
     else if (write !== null) writeFail.set(write[1]!, Number(write[2]))
     else if (child !== null) afterChild.add(Number(child[1]))
     else if (verifyRollback !== null) afterVerifyRollback.add(Number(verifyRollback[1]))
-    else if (fault === "resolve:after-claim" || fault === "resolve:after-commit") resolve.add(fault === "resolve:after-claim" ? "after-claim" : "after-commit")
+    else if (point !== undefined) resolve.add(point)
     else if (fault === "join:skip-baseline") skipBaseline = true
     else throw new Error(`FORKJOIN_FAULT: '${fault}' is not ${FORMS}`)
   }

@@ -69,6 +69,7 @@ const fakeEngine = (answers: Readonly<Record<string, Answer>>, calls: Calls) =>
         environmentId: "env-fake" as EnvironmentId,
         applyPatch: () => refused,
         applyPlan: () => refused,
+        locked: () => refused,
         repair: refused,
         startupRepair: { outcomes: [] },
         historyReset: undefined,

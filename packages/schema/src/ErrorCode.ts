@@ -21,6 +21,10 @@ export const EngineErrorCode = Schema.Literals([
   "path_invalid",
   "path_outside_roots",
   "path_denied_by_policy",
+  // A request with a write scope: a path lands (links followed, under the lock) outside it,
+  // or at another path inside it than the one named (a link swapped in on its way).
+  "path_outside_scope",
+  "path_redirected",
   "permission_denied",
   "target_missing",
   "target_exists",

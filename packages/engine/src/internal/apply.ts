@@ -8,7 +8,7 @@ import { parsePatch, patchTargets, planPatch } from "@forkjoin/patch"
 import type { PatchHistoryRecord } from "@forkjoin/schema"
 import type { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
-import type { EngineConfig, PatchRequest, PlanRequest, RequestContext } from "../Engine.ts"
+import type { EngineConfig, LockedSteps, PatchRequest, PlanRequest, RequestContext } from "../Engine.ts"
 import { Grants } from "../Grant.ts"
 import { checkBaseline } from "./baseline.ts"
 import { type CommitDeps, commitLocked } from "./commitLocked.ts"
@@ -30,13 +30,14 @@ export interface ApplyDeps extends CommitDeps {
  * the workspace lock's in-process part: the stages let the event loop turn, and another apply
  * of this engine waits for this one, then plans against its result.
  */
-const transact = (
+const transact = <E, R>(
   deps: ApplyDeps,
   request: RequestContext,
   rels: ReadonlyArray<string>,
   compile: Compile,
-  isPatch: boolean
-): Effect.Effect<PatchHistoryRecord, EngineError> =>
+  isPatch: boolean,
+  locked?: LockedSteps<E, R>
+): Effect.Effect<PatchHistoryRecord, EngineError | E, R> =>
   deps.lock.serially(Effect.gen(function*() {
     const onProgress = request.onProgress ?? (yield* CurrentListener)
     const prepared = yield* prepare({ ...deps, budgets: deps.config.budgets }, request, {
@@ -50,7 +51,7 @@ const transact = (
     const keys = prepared.steps.map((s) => (deps.ctx.caseInsensitive ? s.absolute.toLowerCase() : s.absolute))
     return yield* withPathLocks(
       keys,
-      deps.lock.held(deps.lockTimeoutMs, prepared.plan.files.map((f) => f.path), commitLocked(deps, prepared), onProgress)
+      deps.lock.held(deps.lockTimeoutMs, prepared.plan.files.map((f) => f.path), commitLocked(deps, prepared, locked), onProgress)
     )
   }))
 
@@ -66,7 +67,7 @@ export const applyPatch = (deps: ApplyDeps, request: PatchRequest): Effect.Effec
     const rels = patchTargets(parsed.success)
     if (rels._tag === "Failure") return yield* rels.failure
     const grant = request.grant ?? Grants.writeCreateDirs
-    return yield* transact(
+    return yield* transact<never, never>(
       deps,
       request,
       rels.success,
@@ -81,9 +82,9 @@ export const applyPatch = (deps: ApplyDeps, request: PatchRequest): Effect.Effec
   })
 
 /** Applies a precomputed plan all-or-nothing; every planned `before` must be the live content. */
-export const applyPlan = (deps: ApplyDeps, request: PlanRequest): Effect.Effect<PatchHistoryRecord, EngineError> =>
+export const applyPlan = <E, R>(deps: ApplyDeps, request: PlanRequest<E, R>): Effect.Effect<PatchHistoryRecord, EngineError | E, R> =>
   Effect.gen(function*() {
     const rels = [...new Set(request.plan.files.flatMap((f) => (f.moveFrom === undefined ? [f.path] : [f.path, f.moveFrom])))]
     Fault.afterStage(1)
-    return yield* transact(deps, request, rels, (files) => checkBaseline(request.plan, files), false)
+    return yield* transact(deps, request, rels, (files) => checkBaseline(request.plan, files), false, request.locked)
   })

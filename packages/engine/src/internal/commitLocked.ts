@@ -18,13 +18,14 @@ import * as PubSub from "effect/PubSub"
 import * as Result from "effect/Result"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
-import type { HistoryEvent, RequestContext } from "../Engine.ts"
+import type { HistoryEvent, LockedSteps, RequestContext } from "../Engine.ts"
 import { fromStoreError } from "../HistoryFailure.ts"
 import { commitStaged, committingStaged, type Staged, stageSteps, stagingSteps, type Step } from "./commit.ts"
 import { buildDraft } from "./draft.ts"
 import * as Fault from "../Fault.ts"
 import { PROGRESS_EVERY, type ProgressListener } from "../Progress.ts"
 import { type ResolveContext, type ResolvedTarget, resolvingTargets } from "./resolve.ts"
+import { checkScope } from "./scope.ts"
 import { toEngineError } from "./toEngineError.ts"
 import { type Pausable, runNow, runWithTurns, turnOfTheEventLoop } from "./turns.ts"
 
@@ -50,16 +51,34 @@ export interface Prepared {
 }
 
 /**
- * Stage 6: refuses the first target whose live state differs from what was planned against;
+ * Stage 6: refuses the first target that lands outside the request's write scope (when it has
+ * one), that leads elsewhere than where it led when planned (a folder on its path became a
+ * link, or stopped being one), or whose live state differs from what was planned against;
  * pauses after each path (`runWithTurns`).
  */
 export function* checkingUnchanged(
   ctx: ResolveContext,
   paths: ReadonlyArray<string>,
-  targets: ReadonlyMap<string, ResolvedTarget>
+  targets: ReadonlyMap<string, ResolvedTarget>,
+  writeScope?: ReadonlyArray<string>
 ): Pausable<EngineError | undefined> {
-  for (const live of yield* resolvingTargets(ctx, paths)) {
-    const planned = targets.get(live.path)?.state
+  const lived = yield* resolvingTargets(ctx, paths)
+  const outside = checkScope(ctx, writeScope, lived, 6)
+  if (outside !== undefined) return outside
+  const key = (p: string) => (ctx.caseInsensitive ? p.toLowerCase() : p)
+  for (const live of lived) {
+    const then = targets.get(live.path)
+    if (then !== undefined && key(then.absolute) !== key(live.absolute)) {
+      const landing = relativeUnder(ctx.root, live.absolute)
+      return new EngineError({
+        code: "stale_file",
+        stage: 6,
+        paths: landing === undefined ? [live.path] : [live.path, landing],
+        message: `'${live.path}' leads elsewhere than when it was planned (now to ${landing === undefined ? "outside the workspace" : `'${landing}'`}): ` +
+          "a folder on its path was replaced by a link, or a link by a folder; nothing was written. Re-read it and retry."
+      })
+    }
+    const planned = then?.state
     const same = planned?._tag === "File"
       ? live.state._tag === "File" && sameBytes(planned.bytes, live.state.bytes)
       : live.state._tag === planned?._tag
@@ -79,8 +98,9 @@ export function* checkingUnchanged(
 export const checkUnchanged = (
   ctx: ResolveContext,
   paths: ReadonlyArray<string>,
-  targets: ReadonlyMap<string, ResolvedTarget>
-): EngineError | undefined => runNow(checkingUnchanged(ctx, paths, targets))
+  targets: ReadonlyMap<string, ResolvedTarget>,
+  writeScope?: ReadonlyArray<string>
+): EngineError | undefined => runNow(checkingUnchanged(ctx, paths, targets, writeScope))
 
 /** The steps that undo a committed plan (each path back to what was read before). */
 export const undoSteps = (steps: ReadonlyArray<Step>): ReadonlyArray<Step> =>
@@ -153,14 +173,20 @@ const journal = (
  * is open meanwhile, and the renames run without a pause. Uninterruptible: a pause never ends
  * it half-staged (the locks' waits before it stay interruptible).
  */
-export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effect<PatchHistoryRecord, EngineError> =>
+export const commitLocked = <E = never, R = never>(
+  deps: CommitDeps,
+  prepared: Prepared,
+  locked?: LockedSteps<E, R>
+): Effect.Effect<PatchHistoryRecord, EngineError | E, R> =>
   Effect.gen(function*() {
     const { ctx, environmentId, events, newFileMode, store } = deps
     const { missingDirs, onProgress, plan, request, steps, targets } = prepared
-    // Stage 6: nothing may have moved since planning.
+    // Stage 6: the caller's own decision first (it may make the re-checks moot), then nothing
+    // may have moved since planning, and every path still lands inside the write scope.
+    if (locked?.before !== undefined) yield* locked.before
     const paths = steps.map((s) => s.path)
     onProgress?.({ _tag: "Checking", files: paths.length })
-    const stale = yield* runWithTurns(() => checkingUnchanged(ctx, paths, targets), (e) => toEngineError(e, 3, paths))
+    const stale = yield* runWithTurns(() => checkingUnchanged(ctx, paths, targets, request.writeScope), (e) => toEngineError(e, 3, paths))
     if (stale !== undefined) return yield* stale
     Fault.afterStage(6)
 
@@ -236,6 +262,7 @@ export const commitLocked = (deps: CommitDeps, prepared: Prepared): Effect.Effec
     const event: HistoryEvent = { _tag: "Applied", record }
     yield* PubSub.publish(events, event)
     Fault.afterStage(10)
+    if (locked?.after !== undefined) yield* locked.after(record)
     return record
   }).pipe(Effect.uninterruptible)
 

@@ -20,6 +20,7 @@ import * as Fault from "../Fault.ts"
 import type { ProgressListener } from "../Progress.ts"
 import { checkGuardForm, checkGuards, guardsOf } from "./guards.ts"
 import { checkFileCount, checkFileSizes } from "./limits.ts"
+import { checkScope, checkScopeForm } from "./scope.ts"
 import { type ResolveContext, type ResolvedTarget, resolvingTargets } from "./resolve.ts"
 import { toEngineError } from "./toEngineError.ts"
 import { runWithTurns } from "./turns.ts"
@@ -62,6 +63,7 @@ export const prepare = (
     const { compile, grant, limits, onProgress, rels } = options
     // Stage 1: limits on the shape of the request.
     yield* check(checkFileCount(rels, limits))
+    yield* check(checkScopeForm(request.writeScope))
     // Stage 2 (guards): well-formed version guards.
     const guards = guardsOf(request.expect)
     yield* check(checkGuardForm(guards))
@@ -77,6 +79,11 @@ export const prepare = (
     Fault.afterStage(3)
     // Stage 4: authorize.
     yield* check(checkWriteGrant(grant, rels))
+    // Where stage 3 found each path lands (re-checked under the lock at stage 6).
+    if (request.writeScope !== undefined) {
+      const written = new Set(rels)
+      yield* check(checkScope(deps.ctx, request.writeScope, resolved.filter((t) => written.has(t.path)), 4))
+    }
     Fault.afterStage(4)
     // Stage 5: plan the exact virtual workspace.
     onProgress?.({ _tag: "Planning", paths: rels.length })

@@ -20,7 +20,16 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { StoreError } from "./HistoryStore.ts"
-import { attempt, checkConflictOwner, checkRollbackConflict, duplicateChild, matchesFilter, messageOf, withOutcome } from "./internal/mergeRules.ts"
+import {
+  attempt,
+  checkConflictOwner,
+  checkRollbackConflict,
+  duplicateChild,
+  matchesFilter,
+  messageOf,
+  resolvedRollbackConflict,
+  withOutcome
+} from "./internal/mergeRules.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -112,6 +121,19 @@ export class MergeStore extends Context.Service<MergeStore, {
     conflictId: ConflictId,
     resolution: ConflictResolution
   ) => Effect.Effect<ConflictRecord, StoreError>
+  /**
+   * In ONE transaction: an open conflict of a held rollback becomes `resolved` with
+   * `resolution`, and the rollback's conflicts still open after it are counted; when none is,
+   * the resolution names `closing` (the transaction that applies the rollback). So of
+   * resolutions racing for the last conflicts, exactly one sees none left open. Returns the
+   * record and that count. Unknown is `NotFound`; already resolved or not a rollback's is
+   * `Constraint` (the detail says which).
+   */
+  readonly resolveRollbackConflict: (
+    conflictId: ConflictId,
+    resolution: ConflictResolution,
+    closing: TransactionId
+  ) => Effect.Effect<{ readonly conflict: ConflictRecord; readonly open: number }, StoreError>
   /**
    * In ONE transaction: a conflict resolved by `transactionId` (its write never landed) is open
    * again; returns whether it was. Any other state is left as it is.
@@ -274,6 +296,21 @@ export const makeMemory = (): MergeStore["Service"] => {
         })
         conflicts.set(conflictId, { environmentId: row.environmentId, json })
         return conflictOf(json)
+      }),
+
+    resolveRollbackConflict: (conflictId, resolution, closing) =>
+      attempt(() => {
+        const operation = "MergeStore.resolveRollbackConflict"
+        const row = conflicts.get(conflictId)
+        if (row === undefined) throw new StoreError({ operation, reason: "NotFound", detail: `no conflict ${conflictId}` })
+        const conflict = conflictOf(row.json)
+        const others = (c: ConflictRecord) =>
+          c.conflictId !== conflictId && conflict.transactionId !== undefined && matchesFilter(c, { rollbackOf: conflict.transactionId, status: "open" })
+        const open = Array.from(conflicts.values()).filter((o) => o.environmentId === row.environmentId).map((o) => conflictOf(o.json)).filter(others).length
+        const resolved = resolvedRollbackConflict(operation, conflict, open === 0 ? { ...resolution, transactionId: closing } : resolution)
+        const json = encoded(operation, `conflict ${conflictId}`, encodeConflictJson, resolved)
+        conflicts.set(conflictId, { environmentId: row.environmentId, json })
+        return { conflict: conflictOf(json), open }
       }),
 
     reopenConflict: (conflictId, transactionId) =>

@@ -41,7 +41,16 @@ import { HistoryStore, StoreError } from "./HistoryStore.ts"
 import { layerNoDeps as historyLayerNoDeps, sqliteOptions } from "./HistoryStoreSqlite.ts"
 import { type ConflictFilter, MergeStore, type RunFilter } from "./MergeStore.ts"
 import { type Connection, type Migration, Sqlite, type SqliteOptions } from "./Sqlite.ts"
-import { attempt, checkConflictOwner, checkRollbackConflict, duplicateChild, matchesFilter, messageOf, withOutcome } from "./internal/mergeRules.ts"
+import {
+  attempt,
+  checkConflictOwner,
+  checkRollbackConflict,
+  duplicateChild,
+  matchesFilter,
+  messageOf,
+  resolvedRollbackConflict,
+  withOutcome
+} from "./internal/mergeRules.ts"
 
 // -------------------------------------------------------------------------------------
 // schema (migrations)
@@ -165,6 +174,9 @@ const SQL = {
   rollbackConflicts: "SELECT conflict_id, conflict_json FROM merge_conflicts WHERE environment_id = ? AND run_id IS NULL " +
     "ORDER BY created_at, conflict_id",
   deleteConflict: "DELETE FROM merge_conflicts WHERE conflict_id = ?",
+  conflictEnvironment: "SELECT environment_id FROM merge_conflicts WHERE conflict_id = ?",
+  openRollbackConflicts: "SELECT conflict_id, conflict_json FROM merge_conflicts WHERE environment_id = ? AND run_id IS NULL " +
+    "AND status = 'open' ORDER BY created_at, conflict_id",
   resolveConflict: "UPDATE merge_conflicts SET status = 'resolved', conflict_json = ? WHERE conflict_id = ? AND status = 'open'",
   reopenConflict: "UPDATE merge_conflicts SET status = 'open', conflict_json = ? WHERE conflict_id = ? AND status = 'resolved'",
   conflicts: "SELECT conflict_id, conflict_json FROM merge_conflicts WHERE environment_id = ? " +
@@ -407,6 +419,23 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
       return resolved
     })
 
+  const resolveRollbackConflict = (conflictId: ConflictId, resolution: ConflictResolution, closing: TransactionId) =>
+    sql.transaction("MergeStore.resolveRollbackConflict", (c) => {
+      const operation = "MergeStore.resolveRollbackConflict"
+      const row = c.get<ConflictRow>(SQL.getConflict, conflictId)
+      if (row === undefined) throw new StoreError({ operation, reason: "NotFound", detail: `no conflict ${conflictId}` })
+      const conflict = conflictOfRow(operation, row)
+      // Counted under the write lock taken by BEGIN IMMEDIATE: no other resolution interleaves.
+      const environmentId = c.get<{ readonly environment_id: string }>(SQL.conflictEnvironment, conflictId)!.environment_id
+      const open = c.all<ConflictRow>(SQL.openRollbackConflicts, environmentId)
+        .filter((other) => other.conflict_id !== conflictId)
+        .map((other) => conflictOfRow(operation, other))
+        .filter((other) => conflict.transactionId !== undefined && matchesFilter(other, { rollbackOf: conflict.transactionId })).length
+      const resolved = resolvedRollbackConflict(operation, conflict, open === 0 ? { ...resolution, transactionId: closing } : resolution)
+      c.run(SQL.resolveConflict, encoded(operation, `conflict ${conflictId}`, encodeConflictJson, resolved), conflictId)
+      return { conflict: resolved, open }
+    })
+
   const reopenConflict = (conflictId: ConflictId, transactionId: TransactionId) =>
     sql.transaction("MergeStore.reopenConflict", (c) => {
       const operation = "MergeStore.reopenConflict"
@@ -429,6 +458,7 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
     listConflicts,
     holdRollback,
     resolveConflict,
+    resolveRollbackConflict,
     reopenConflict
   })
 })

@@ -114,7 +114,14 @@ export const resolve = Effect.fn("Conflicts.resolve")(function*(conflictId: Conf
   }
   const conflict = found.value
   const owner = ownerOf(conflict)
-  if (conflict.status === "resolved") return yield* alreadyResolved(conflict, owner)
+  if (conflict.status === "resolved") {
+    // A held rollback whose last resolve stopped before applying it is finished here.
+    if (owner.kind === "rollback") {
+      const finished = yield* Rollback.finishHeld(owner.transactionId)
+      if (finished !== undefined) return { record: finished.record, outcome: undefined, rollback: { transactionId: owner.transactionId, open: 0 } }
+    }
+    return yield* alreadyResolved(conflict, owner)
+  }
   if (owner.kind === "rollback") {
     const held = yield* Rollback.resolveHeld(conflict, resolution)
     return { record: held.record, outcome: undefined, rollback: { transactionId: held.transactionId, open: held.open } }

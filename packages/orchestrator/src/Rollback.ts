@@ -16,6 +16,7 @@
  * @since 0.1.0
  */
 import { Engine, Grants } from "@forkjoin/engine/Engine"
+import * as Fault from "@forkjoin/engine/Fault"
 import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { planRollback, rollbackMarkerLabels, type RollbackPlanOutcome, type RollbackResolution } from "@forkjoin/merge/RollbackPlan"
@@ -159,6 +160,10 @@ export const rollback = Effect.fn("Rollback.rollback")(function*(
 ) {
   const engine = yield* Engine
   const store = yield* MergeStore
+  // Every held conflict resolved but the rollback never applied (its last resolve stopped first):
+  // finished from those resolutions; one the live files no longer fit is merged afresh below.
+  const finished = yield* finishHeld(transactionId).pipe(Effect.catchIf((e) => e instanceof OrchestratorError && e.code === "conflict_stale", () => Effect.succeed(undefined)))
+  if (finished !== undefined) return finished
   const { applied, input, warnings } = yield* loadTransaction(transactionId)
   const planned = planRollback({ ...input, strict: options.strict === true })
   switch (planned._tag) {
@@ -249,72 +254,165 @@ const apply = (transactionId: TransactionId, threadId: ThreadId, planned: Extrac
   })
 
 /**
- * Resolves one held conflict of a rollback. While others of it are open, the resolution is
- * checked against the live file and recorded (a `content` kept in history); nothing is
- * written. The last one applies the whole rollback, every resolution included, as one
- * transaction `rollback:<id>`. Resolves to that record, when written, and how many of the
- * rollback's conflicts are still open.
+ * Resolves one held conflict of a rollback. The resolution is first checked against the live
+ * file with those already recorded (a `content` kept in history), then recorded in one store
+ * transaction that also tells whether it closed the rollback's last open conflict: so of
+ * racing resolutions exactly one sees that, and only it applies the whole rollback, every
+ * resolution included, as one transaction `rollback:<id>` (see `finishHeld`). Resolves to that
+ * record, when written, and how many of the rollback's conflicts are still open.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const resolveHeld = Effect.fn("Rollback.resolveHeld")(function*(conflict: ConflictRecord, resolution: HeldResolution) {
-  const engine = yield* Engine
   const store = yield* MergeStore
   const history = yield* HistoryStore
   const owner = ownerOf(conflict)
   if (owner.kind !== "rollback") return yield* Effect.die(new Error(`conflict ${conflict.conflictId} is not a rollback's`))
-  const { threadId, transactionId } = owner
-  const held = yield* store.listConflicts({ environmentId: engine.environmentId, rollbackOf: transactionId }).pipe(
-    Effect.mapError(storeFailure("Listing the rollback's conflicts"))
-  )
+  const { transactionId } = owner
+  const held = yield* heldOf(transactionId)
   const open = held.filter((c) => c.status === "open" && c.conflictId !== conflict.conflictId)
   let content: ConflictRecord["theirs"]
   if (resolution.kind === "content") {
     yield* history.putBlobs([resolution.bytes]).pipe(Effect.mapError(storeFailure("Storing the resolution's content")))
     content = snapshotOf(resolution.bytes, 0o644)
   }
-  const closed = held.filter((c) => c.status === "resolved" && c.conflictId !== conflict.conflictId)
-  const stored = yield* blobsByHash(closed.flatMap((c) => (c.resolution?.content === undefined ? [] : [c.resolution.content.hash])))
-  const resolved = new Map<RelativePath, RollbackResolution>()
-  for (const c of closed) {
-    if (c.resolution === undefined) continue
-    const bytes = c.resolution.content === undefined ? undefined : stored.get(c.resolution.content.hash)
-    if (c.resolution.kind === "content" && bytes === undefined) return yield* unavailable([c.path])
-    resolved.set(c.path, resolutionOf(c, c.resolution.kind, bytes))
-  }
+  const resolved = yield* resolutionsOf(held.filter((c) => c.status === "resolved" && c.conflictId !== conflict.conflictId))
   resolved.set(conflict.path, resolutionOf(conflict, resolution.kind, resolution.kind === "content" ? resolution.bytes : undefined))
 
+  // Refused here, before anything is recorded, when it no longer fits the live files.
   const { input } = yield* loadTransaction(transactionId)
   const planned = planRollback({ ...input, resolved })
-  const again = `Run 'forkjoin rollback ${transactionId}' again to merge it afresh (its held conflicts are replaced).`
-  const stale = (paths: ReadonlyArray<string>, why: string) =>
-    new OrchestratorError({ code: "conflict_stale", paths, message: `${paths.join(", ")} changed since the rollback was held (${why}); nothing was written. ${again}` })
-  let record: PatchHistoryRecord | undefined
-  switch (planned._tag) {
-    case "Unavailable":
-      return yield* unavailable(planned.paths)
-    case "Drift":
-      return yield* stale(planned.paths, "it can no longer be merged")
-    case "Stale":
-      return yield* stale([planned.path], planned.why)
-    case "Conflicted": {
-      const fresh = planned.conflicts.filter((c) => !open.some((o) => o.path === c.path))
-      if (fresh.length > 0) return yield* stale(fresh.map((c) => c.path), "it no longer merges cleanly")
-      break
-    }
-    case "Ready":
-      // With others open (which may merge by now), nothing is written yet.
-      if (open.length === 0 && planned.plan.files.length > 0) record = yield* apply(transactionId, threadId, planned)
+  if (planned._tag === "Conflicted") {
+    const fresh = planned.conflicts.filter((c) => !open.some((o) => o.path === c.path))
+    if (fresh.length > 0) return yield* stale(transactionId, fresh.map((c) => c.path), "it no longer merges cleanly")
+  } else if (planned._tag !== "Ready") {
+    return yield* refusalOf(transactionId, planned)
   }
-  yield* store.resolveConflict(conflict.conflictId, {
+  const recorded = yield* store.resolveRollbackConflict(conflict.conflictId, {
     kind: resolution.kind,
-    ...(record === undefined ? {} : { transactionId: record.transactionId }),
     ...(content === undefined ? {} : { content }),
     resolvedAt: yield* now
-  }).pipe(Effect.mapError(storeFailure("Recording the resolution")))
-  return { record, transactionId, open: open.length }
+  }, closingOf(transactionId)).pipe(
+    Effect.catchIf((e) => e.reason === "Constraint" || e.reason === "NotFound", (e) =>
+      new OrchestratorError({
+        code: "conflict_already_resolved",
+        paths: [conflict.path],
+        message: `Conflict '${conflict.conflictId}' was resolved by another resolve first, or the rollback was asked for again; nothing was ` +
+          "written. 'forkjoin conflicts' shows where it stands.",
+        cause: e
+      })),
+    Effect.mapError((e) => (e instanceof OrchestratorError ? e : storeFailure("Recording the resolution")(e)))
+  )
+  if (recorded.open > 0) return { record: undefined, transactionId, open: recorded.open }
+  Fault.atResolve("after-claim")
+  const finished = yield* finishHeld(transactionId)
+  // Nothing to finish: it had nothing to write, or a `forkjoin rollback` racing this one applied it.
+  const record = finished?.record ?? (yield* landedSince(transactionId, yield* heldOf(transactionId)))
+  return { record, transactionId, open: 0 }
 })
+
+/**
+ * Applies the held rollback of `transactionId` once every one of its conflicts is resolved and
+ * it was not applied yet (the resolve that closed the last one applies it; one killed before
+ * leaves it to the next `forkjoin rollback` or `resolve`): the rollback planned from the
+ * stored resolutions, as one transaction `rollback:<id>`. Resolves to nothing when there is no
+ * such rollback (none held, some conflict open, or applied since they were held: never
+ * twice) or it had nothing left to write; to the other's record when a racing process applied
+ * it first. A plan the live files no longer fit reopens the last resolution, so the rollback
+ * can be resolved again or asked for afresh, and fails `conflict_stale`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const finishHeld = Effect.fn("Rollback.finishHeld")(function*(transactionId: TransactionId) {
+  const store = yield* MergeStore
+  const held = yield* heldOf(transactionId)
+  if (held.length === 0 || held.some((c) => c.status === "open")) return undefined
+  if ((yield* landedSince(transactionId, held)) !== undefined) return undefined
+  const last = held.find((c) => c.resolution?.transactionId === closingOf(transactionId)) ??
+    held.reduce((a, b) => ((b.resolution?.resolvedAt ?? "") > (a.resolution?.resolvedAt ?? "") ? b : a))
+  // Open again, so `forkjoin rollback` merges afresh instead of finishing a rollback that no longer fits.
+  const reopen = store.reopenConflict(last.conflictId, closingOf(transactionId)).pipe(Effect.mapError(storeFailure("Reopening a conflict")))
+  const owner = ownerOf(last)
+  if (owner.kind !== "rollback") return yield* Effect.die(new Error(`conflict ${last.conflictId} is not a rollback's`))
+  const { input, warnings } = yield* loadTransaction(transactionId)
+  const planned = planRollback({ ...input, resolved: yield* resolutionsOf(held) })
+  if (planned._tag !== "Ready") {
+    yield* reopen
+    return yield* planned._tag === "Conflicted"
+      ? stale(transactionId, planned.conflicts.map((c) => c.path), "it no longer merges cleanly")
+      : refusalOf(transactionId, planned)
+  }
+  if (planned.plan.files.length === 0) return undefined
+  const record = yield* apply(transactionId, owner.threadId, planned).pipe(
+    // Refused because another process applied it first (its `before`s no longer hold): that one stands.
+    Effect.catch((e) =>
+      Effect.flatMap(landedSince(transactionId, held), (other) => (other === undefined ? Effect.andThen(reopen, Effect.fail(e)) : Effect.succeed(other)))
+    )
+  )
+  return { record, merged: planned.merged, warnings } satisfies RolledBack
+})
+
+/** The transaction that applies the rollback of `transactionId`. */
+const closingOf = (transactionId: TransactionId) => TransactionId.make(`rollback:${transactionId}`)
+
+/** The conflicts held for the rollback of `transactionId`, open and resolved. */
+const heldOf = (transactionId: TransactionId) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const store = yield* MergeStore
+    return yield* store.listConflicts({ environmentId: engine.environmentId, rollbackOf: transactionId }).pipe(
+      Effect.mapError(storeFailure("Listing the rollback's conflicts"))
+    )
+  })
+
+/**
+ * The record of `rollback:<id>` committed since `held` were held, if any: one committed before
+ * them undid an earlier state of the files (the transaction was rolled back, redone, and is
+ * rolled back again), not this one.
+ */
+const landedSince = (transactionId: TransactionId, held: ReadonlyArray<ConflictRecord>) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const history = yield* HistoryStore
+    if (held.length === 0) return undefined
+    const since = held.reduce((a, c) => (c.createdAt < a ? c.createdAt : a), held[0]!.createdAt)
+    const records = yield* history.recordsByTransaction(engine.environmentId, closingOf(transactionId)).pipe(
+      Effect.mapError(storeFailure("Reading the rollback's transaction"))
+    )
+    return records.filter((r) => r.outcome === "applied" && r.committedAt >= since).at(-1)
+  })
+
+/** The stored resolutions of resolved `conflicts`, as the planner takes them (a `content` read back from history). */
+const resolutionsOf = (conflicts: ReadonlyArray<ConflictRecord>) =>
+  Effect.gen(function*() {
+    const stored = yield* blobsByHash(conflicts.flatMap((c) => (c.resolution?.content === undefined ? [] : [c.resolution.content.hash])))
+    const resolved = new Map<RelativePath, RollbackResolution>()
+    for (const c of conflicts) {
+      if (c.resolution === undefined) continue
+      const bytes = c.resolution.content === undefined ? undefined : stored.get(c.resolution.content.hash)
+      if (c.resolution.kind === "content" && bytes === undefined) return yield* unavailable([c.path])
+      resolved.set(c.path, resolutionOf(c, c.resolution.kind, bytes))
+    }
+    return resolved
+  })
+
+const stale = (transactionId: TransactionId, paths: ReadonlyArray<string>, why: string) =>
+  new OrchestratorError({
+    code: "conflict_stale",
+    paths,
+    message: `${paths.join(", ")} changed since the rollback was held (${why}); nothing was written. ` +
+      `Run 'forkjoin rollback ${transactionId}' again to merge it afresh (its held conflicts are replaced).`
+  })
+
+/** Why a plan given resolutions cannot be applied. */
+const refusalOf = (transactionId: TransactionId, planned: Exclude<RollbackPlanOutcome, { _tag: "Ready" | "Conflicted" }>) =>
+  planned._tag === "Unavailable"
+    ? unavailable(planned.paths)
+    : planned._tag === "Drift"
+    ? stale(transactionId, planned.paths, "it can no longer be merged")
+    : stale(transactionId, [planned.path], planned.why)
 
 /** A stored or given resolution as the planner takes it. */
 const resolutionOf = (c: ConflictRecord, kind: HeldResolution["kind"], bytes: Uint8Array | undefined): RollbackResolution => {

@@ -3,7 +3,7 @@
  * both to them): a run lists each child once, a conflict belongs to the outcome recorded with
  * it, and an outcome replaces its child's; plus how both run a synchronous body.
  */
-import type { ChildOutcome, ConflictRecord, MergeRun, MergeRunId, TransactionId, UtcTimestamp } from "@forkjoin/schema"
+import type { ChildOutcome, ConflictRecord, ConflictResolution, MergeRun, MergeRunId, TransactionId, UtcTimestamp } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import { StoreError } from "../HistoryStore.ts"
 
@@ -68,4 +68,11 @@ export const withOutcome = (operation: string, run: MergeRun, outcome: ChildOutc
     throw new StoreError({ operation, reason: "NotFound", detail: `merge run ${run.runId} has no child ${outcome.childId}` })
   }
   return { ...run, outcomes: run.outcomes.map((o, i) => (i === index ? outcome : o)), updatedAt }
+}
+
+/** `c` resolved with `resolution`, refusing one that is not an open rollback conflict (`Constraint`). */
+export const resolvedRollbackConflict = (operation: string, c: ConflictRecord, resolution: ConflictResolution): ConflictRecord => {
+  if (c.kind !== "rollback") throw new StoreError({ operation, reason: "Constraint", detail: `conflict ${c.conflictId} is not a rollback's` })
+  if (c.status !== "open") throw new StoreError({ operation, reason: "Constraint", detail: `conflict ${c.conflictId} is already resolved` })
+  return { ...c, status: "resolved", resolution }
 }

@@ -7,45 +7,29 @@
  * appears live, with no reload, once it writes. Screenshots go
  * to a folder under the OS temp dir and are copied to `.ci/artifacts/screenshots/`.
  */
-import * as fs from "node:fs"
-import type { Browser } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { mcpSession } from "../../cli/test/mcpClient.ts"
-import { launchBrowser, shot } from "./browserSupport.ts"
-import { buildCli, makeWorkspace, type Started, start } from "./support.ts"
+import { pageFixture, shot, untilShown } from "./browserSupport.ts"
+import { buildCli, makeWorkspace } from "./support.ts"
 
-let browser: Browser
-let gw: Started
-let w: ReturnType<typeof makeWorkspace>
 let runId: string
 
-beforeAll(async () => {
+const fx = pageFixture(async () => {
   buildCli()
-  w = makeWorkspace({ "a.txt": "one\n" })
+  const w = makeWorkspace({ "a.txt": "one\n" })
   // A configured model that is never called: the sessions record it.
   const model = { args: ["--model", "page-model"], env: { OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }, version: "0.9.1" }
   runId = (await mcpSession(w.ws, "cli", { ...model, startRun: true }))!
   await mcpSession(w.ws, "other", model)
-  gw = await start({ root: w.ws, pollMs: 100, loginThread: "cli" })
-  browser = await launchBrowser()
-}, 120_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await gw?.stop()
-  fs.rmSync(w.dir, { recursive: true, force: true })
+  return w
 })
 
 describe("the page's agent sessions", () => {
   it("lists the login thread's sessions only and shows one in full", async () => {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
-    const errors: Array<string> = []
-    page.on("pageerror", (e) => errors.push(e.message))
-    await page.goto(gw.loginUrl!)
-    // Waits for the page itself (a cold browser on a loaded machine takes a while), not a deadline on it.
-    await expect.poll(() => page.getByTestId("who").textContent(), { timeout: 30_000 }).toBe("thread cli")
+    const { page, errors } = await fx.open()
+    await untilShown(() => page.getByTestId("who").textContent()).toBe("thread cli")
     const item = page.getByTestId("agent")
-    await expect.poll(() => item.count(), { timeout: 30_000 }).toBe(1)
+    await untilShown(() => item.count()).toBe(1)
     const agentId = (await item.getByTestId("agent-id").textContent())!
     expect(agentId).toMatch(/^mcp-/)
     expect(await item.getByTestId("agent-kind").textContent()).toBe("mcp")
@@ -58,7 +42,7 @@ describe("the page's agent sessions", () => {
 
     await item.click()
     const detail = page.getByTestId("agent-detail")
-    await expect.poll(() => detail.getByTestId("agent-title").textContent(), { timeout: 30_000 }).toBe(`mcp ${agentId}: ended`)
+    await untilShown(() => detail.getByTestId("agent-title").textContent()).toBe(`mcp ${agentId}: ended`)
     expect(await detail.getByTestId("agent-facts").textContent()).toBe("thread cli · openai/page-model · client: client-cli 0.9.1")
     expect(await detail.getByTestId("agent-usage").textContent()).toMatch(/^2 step\(s\), 0 model call\(s\), 0 input \+ 0 output tokens; started \S+, ended \S+$/)
     const calls = await detail.getByTestId("agent-call").allTextContents()
@@ -67,9 +51,9 @@ describe("the page's agent sessions", () => {
     await shot(page, "11-agent-detail")
 
     // Live: a new session of the login thread appears when its first record arrives, without a reload.
-    await expect.poll(() => page.getByTestId("live").textContent(), { timeout: 30_000 }).toBe("live")
-    await mcpSession(w.ws, "cli", { version: "0.9.2", file: "later.md" })
-    await expect.poll(() => item.count(), { timeout: 30_000 }).toBe(2)
+    await untilShown(() => page.getByTestId("live").textContent()).toBe("live")
+    await mcpSession(fx.w.ws, "cli", { version: "0.9.2", file: "later.md" })
+    await untilShown(() => item.count()).toBe(2)
     expect(errors).toEqual([])
     await page.close()
   })

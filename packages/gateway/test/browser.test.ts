@@ -9,14 +9,14 @@
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { Browser } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, shot } from "./browserSupport.ts"
-import { BIN, buildCli, conflictCase, type Started, start, tokenFor } from "./support.ts"
+import { describe, expect, it } from "vitest"
+import { pageFixture, shot, untilShown } from "./browserSupport.ts"
+import { BIN, buildCli, conflictCase, tokenFor } from "./support.ts"
 
-let browser: Browser
-let gw: Started
-let c: ReturnType<typeof conflictCase>
+const fx = pageFixture(() => {
+  buildCli()
+  return conflictCase()
+})
 
 /** `forkjoin run` in another process, as a person would start it while the page is open. */
 const runPlan = (ws: string, planFile: string) =>
@@ -30,76 +30,59 @@ const runPlan = (ws: string, planFile: string) =>
     child.on("exit", (code) => resolve({ code, stdout }))
   })
 
-beforeAll(async () => {
-  buildCli()
-  c = conflictCase()
-  gw = await start({ root: c.ws, pollMs: 100, loginThread: "cli" })
-  browser = await launchBrowser()
-}, 60_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await gw?.stop()
-  fs.rmSync(c.dir, { recursive: true, force: true })
-})
-
 describe("the history page", () => {
   it("follows a forkjoin run live, shows diffs and file history, and resolves the conflict by clicking", async () => {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
-    const errors: Array<string> = []
-    page.on("pageerror", (e) => errors.push(e.message))
-    await page.goto(gw.loginUrl!)
-    await expect.poll(() => page.getByTestId("who").textContent()).toBe("thread cli")
-    await expect.poll(() => page.getByTestId("live").textContent()).toBe("live")
+    const { page, errors } = await fx.open()
+    await untilShown(() => page.getByTestId("who").textContent()).toBe("thread cli")
+    await untilShown(() => page.getByTestId("live").textContent()).toBe("live")
     // The code is spent and gone from the address bar.
     expect(new URL(page.url()).hash).toBe("")
     await shot(page, "01-logged-in")
 
-    const run = await runPlan(c.ws, c.planFile)
+    const run = await runPlan(fx.w.ws, fx.w.planFile)
     expect(run.code).toBe(1)
     const runId = JSON.parse(run.stdout).runId as string
     // Live: the run, its outcomes and the held conflict arrive through the event stream.
     const runItem = page.locator(`[data-testid=run][data-run="${runId}"]`)
-    await expect.poll(() => runItem.getByTestId("run-status").textContent(), { timeout: 10_000 }).toBe("blocked")
-    await expect.poll(() => runItem.locator("[data-testid=outcome]").allTextContents()).toEqual([
+    await untilShown(() => runItem.getByTestId("run-status").textContent()).toBe("blocked")
+    await untilShown(() => runItem.locator("[data-testid=outcome]").allTextContents()).toEqual([
       "first applied",
       "second conflicted_unresolved"
     ])
     const conflict = runItem.getByTestId("conflict")
-    await expect.poll(() => conflict.textContent()).toContain("<<<<<<< workspace")
+    await untilShown(() => conflict.textContent()).toContain("<<<<<<< workspace")
     expect(await conflict.textContent()).toContain(">>>>>>> second")
-    await expect.poll(() => page.getByTestId("record").count(), { timeout: 10_000 }).toBeGreaterThan(0)
+    await untilShown(() => page.getByTestId("record").count()).toBeGreaterThan(0)
     await shot(page, "02-run-blocked-live")
 
     await page.getByTestId("record").first().click()
-    await expect.poll(() => page.getByTestId("diff-text").first().textContent()).toContain("+F1-first")
+    await untilShown(() => page.getByTestId("diff-text").first().textContent()).toContain("+F1-first")
     await page.getByTestId("file-input").fill("m/f.txt")
     await page.getByTestId("file-submit").click()
-    await expect.poll(() => page.getByTestId("file-item").count()).toBeGreaterThan(0)
+    await untilShown(() => page.getByTestId("file-item").count()).toBeGreaterThan(0)
     expect(await page.getByTestId("file-item").first().textContent()).toContain(`${runId}/first`)
     await shot(page, "03-diff-and-file-history")
 
     await conflict.getByTestId("resolve-apply").click()
-    await expect.poll(() => runItem.getByTestId("run-status").textContent(), { timeout: 10_000 }).toBe("applied")
-    await expect.poll(() => runItem.getByTestId("resolve-apply").count()).toBe(0)
-    expect(fs.readFileSync(path.join(c.ws, "m/f.txt"), "utf8")).toContain("F1-second\n")
-    expect(fs.readFileSync(path.join(c.ws, "m/other.txt"), "utf8")).toBe("O1\n")
+    await untilShown(() => runItem.getByTestId("run-status").textContent()).toBe("applied")
+    await untilShown(() => runItem.getByTestId("resolve-apply").count()).toBe(0)
+    expect(fs.readFileSync(path.join(fx.w.ws, "m/f.txt"), "utf8")).toContain("F1-second\n")
+    expect(fs.readFileSync(path.join(fx.w.ws, "m/other.txt"), "utf8")).toBe("O1\n")
     await shot(page, "04-conflict-resolved")
     expect(errors).toEqual([])
     await page.close()
   })
 
   it("with a child's token, the page shows that child's thread and nothing else", async () => {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
-    await page.goto(gw.url)
-    await expect.poll(() => page.getByTestId("login").isVisible()).toBe(true)
-    const first = await fetch(`${gw.url}/v1/runs`, { headers: { authorization: `Bearer ${(await tokenFor(c.db, "cli")).token}` } })
+    const { page } = await fx.open(fx.gw.url)
+    await untilShown(() => page.getByTestId("login").isVisible()).toBe(true)
+    const first = await fetch(`${fx.gw.url}/v1/runs`, { headers: { authorization: `Bearer ${(await tokenFor(fx.w.db, "cli")).token}` } })
     const runId = ((await first.json()) as { runs: Array<{ runId: string }> }).runs[0]!.runId
-    const childToken = (await tokenFor(c.db, `${runId}/first`)).token
+    const childToken = (await tokenFor(fx.w.db, `${runId}/first`)).token
     await page.getByTestId("token-input").fill(childToken)
     await page.getByTestId("token-submit").click()
-    await expect.poll(() => page.getByTestId("who").textContent()).toBe(`thread ${runId}/first`)
-    await expect.poll(() => page.getByTestId("record").count()).toBeGreaterThan(0)
+    await untilShown(() => page.getByTestId("who").textContent()).toBe(`thread ${runId}/first`)
+    await untilShown(() => page.getByTestId("record").count()).toBeGreaterThan(0)
     const threads = await page.getByTestId("record-thread").allTextContents()
     expect(new Set(threads)).toEqual(new Set([`${runId}/first`]))
     expect(await page.getByTestId("run").count()).toBe(0)
@@ -107,7 +90,7 @@ describe("the history page", () => {
     // A wrong token is refused on the page, not silently.
     await page.evaluate(() => sessionStorage.setItem("forkjoin.token", "fjt_0000000000000000_" + "A".repeat(43)))
     await page.reload()
-    await expect.poll(() => page.getByTestId("login").isVisible()).toBe(true)
+    await untilShown(() => page.getByTestId("login").isVisible()).toBe(true)
     await page.close()
   })
 })

@@ -3,17 +3,12 @@
  * syntax tree, and a record's diff names the method and language, in a real browser (headless
  * Chromium, as `browser.test.ts`). The run is started before the page opens.
  */
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { Browser } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser } from "./browserSupport.ts"
-import { BIN, buildCli, makeWorkspace, patchOf, type Started, start } from "./support.ts"
+import { describe, expect, it } from "vitest"
+import { pageFixture, untilShown } from "./browserSupport.ts"
+import { buildCli, makeWorkspace, patchOf, runCli } from "./support.ts"
 
-let browser: Browser
-let gw: Started
-let w: ReturnType<typeof makeWorkspace>
 let runId: string
 
 const addImport = (id: string, name: string) => ({
@@ -23,41 +18,27 @@ const addImport = (id: string, name: string) => ({
   actions: [{ apply_patch: { patch: patchOf("*** Update File: src/app.ts", "@@", " import { a } from \"./a\"", `+import { ${name} } from "./${name}"`) } }, { finish: {} }]
 })
 
-beforeAll(async () => {
+const fx = pageFixture(() => {
   buildCli()
-  w = makeWorkspace({ "src/app.ts": "import { a } from \"./a\"\n\nexport const x = a\n" })
+  const w = makeWorkspace({ "src/app.ts": "import { a } from \"./a\"\n\nexport const x = a\n" })
   const planFile = path.join(w.dir, "plan.json")
   fs.writeFileSync(planFile, JSON.stringify({ schemaVersion: 1, tasks: [addImport("one", "b"), addImport("two", "c")] }))
-  const run = spawnSync(process.execPath, [BIN, "run", planFile, "--workspace", w.ws, "--json"], {
-    env: { ...process.env, NO_COLOR: "1", FORKJOIN_AUTONOMY: "bold" },
-    encoding: "utf8"
-  })
+  const run = runCli(["run", planFile, "--workspace", w.ws, "--json"])
   expect(run.status, run.stderr).toBe(0)
+  expect(run.stdout, run.stderr).not.toBe("")
   runId = JSON.parse(run.stdout).runId
-  gw = await start({ root: w.ws, pollMs: 100, loginThread: "cli" })
-  browser = await launchBrowser()
-}, 120_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await gw?.stop()
-  fs.rmSync(w.dir, { recursive: true, force: true })
+  return w
 })
 
 describe("the history page and merge methods", () => {
   it("shows a path merged by syntax tree on the child's outcome and on its record's diff", async () => {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
-    const errors: Array<string> = []
-    page.on("pageerror", (e) => errors.push(e.message))
-    await page.goto(gw.loginUrl!)
+    const { page, errors } = await fx.open()
     const outcome = page.locator(`[data-testid=run][data-run="${runId}"] [data-testid=outcome][data-child=two]`)
-    await expect.poll(() => outcome.getByTestId("outcome-merge").allTextContents(), { timeout: 10_000 }).toEqual([
-      "src/app.ts merged (structured, typescript)"
-    ])
+    await untilShown(() => outcome.getByTestId("outcome-merge").allTextContents()).toEqual(["src/app.ts merged (structured, typescript)"])
     const record = page.getByTestId("record").filter({ has: page.getByTestId("record-thread").filter({ hasText: `${runId}/two` }) })
-    await expect.poll(() => record.count(), { timeout: 10_000 }).toBe(1)
+    await untilShown(() => record.count()).toBe(1)
     await record.click()
-    await expect.poll(() => page.getByTestId("diff-merge").allTextContents()).toEqual(["merged (structured, typescript)"])
+    await untilShown(() => page.getByTestId("diff-merge").allTextContents()).toEqual(["merged (structured, typescript)"])
     expect(errors).toEqual([])
     await page.close()
   })

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * Bundles the forkjoin CLI (`packages/cli/src/main.ts`) into one CommonJS file,
- * `packages/cli/dist/forkjoin.cjs`, that runs on plain Node 20 without a TypeScript loader,
- * and warms its V8 code cache (`forkjoin.cjs.<identity>.v8cache`, used by the launcher) with one apply.
+ * Bundles the forkjoin CLI (`packages/cli/src/main.ts`) into CommonJS chunks that run on plain
+ * Node 20 without a TypeScript loader: the entry `packages/cli/dist/forkjoin.cjs` and the
+ * `forkjoin-<hash>.cjs` chunks it loads on demand; and warms their V8 code caches
+ * (`<chunk>.<identity>.v8cache`, used by the launcher) with one apply.
  *
  * Also writes the library: `dist/index.mjs` (the facade, with `effect` and the native addons left
  * to node_modules) and its declarations, `dist/index.d.ts` over `dist/types/`.
@@ -13,7 +14,7 @@
  */
 import * as esbuild from "esbuild"
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -43,34 +44,114 @@ const sourceDigest = await (async () => {
   return sourceDigestOf(root)
 })()
 
+// The CLI is split into chunks, each evaluated only when a command first needs it: `--version`
+// and `--help` read and run the command definitions, effect and its cli; `apply` adds the
+// engine and the history store; isomorphic-git, the MCP server, the HTTP gateway and the
+// merge drivers load only for the commands that use them. esbuild splits only ES modules, so
+// each chunk is then turned into CommonJS, wrapped in the function the launcher calls
+// (`(function (exports, require, module, __filename, __dirname) {...})`, as Node wraps a
+// module) and run by the launcher through `vm.Script` with a V8 code cache of its own.
+const dist = dirname(outfile)
+const CHUNK_WRAPPER = "(function (exports, require, module, __filename, __dirname) {"
 const result = await esbuild.build({
-  // Written below through a temp file and a rename: tests may run the CLI while it rebuilds.
   write: false,
   absWorkingDir: root,
-  entryPoints: [join(root, "packages/cli/src/main.ts")],
-  outfile,
+  entryPoints: { forkjoin: join(root, "packages/cli/src/main.ts") },
+  outdir: dist,
+  splitting: true,
+  // `forkjoin-<hash>.cjs`: the launcher loads any `./forkjoin-*.cjs` a chunk requires itself.
+  chunkNames: "forkjoin-[hash]",
+  outExtension: { ".js": ".cjs" },
   bundle: true,
   platform: "node",
-  // CommonJS so the launcher can run it through vm.Script with a V8 code cache.
-  format: "cjs",
+  format: "esm",
   target: "node20",
   minifyWhitespace: true,
   minifySyntax: true,
   // Only whitespace/syntax: identifiers stay readable in stack traces.
   legalComments: "none",
   logLevel: "warning",
-  metafile: wantMetafile,
+  // Always: the chunk manifest below comes from it.
+  metafile: true,
   define: {
     __FORKJOIN_VERSION__: JSON.stringify(version),
     __FORKJOIN_SOURCE_DIGEST__: JSON.stringify(sourceDigest)
   },
   external: nativeAddons,
+  plugins: [{
+    // effect's HTTP API reference pages (Scalar, Swagger UI: 5 MB) are imported on demand by
+    // modules forkjoin never calls; one bundle tree-shakes them, splitting would emit them.
+    name: "no-http-api-docs",
+    setup(build) {
+      build.onResolve({ filter: /internal\/httpApi(Scalar|Swagger)\.js$/ }, (args) => ({ path: args.path, external: true }))
+    }
+  }, {
+    // effect/cli creates an Intl.Segmenter when its module loads (ICU's break data: tens of ms),
+    // though only help and tables measure text: create it on the first measurement instead.
+    name: "lazy-grapheme-segmenter",
+    setup(build) {
+      build.onLoad({ filter: /effect\/dist\/cli\/CliOutput\.js$/ }, (args) => {
+        const text = readFileSync(args.path, "utf8")
+        const eager = /const graphemeSegmenter = \/\*#__PURE__\*\/new Intl\.Segmenter\(undefined, \{\s*granularity: "grapheme"\s*\}\);/
+        if (!eager.test(text)) throw new Error("effect/cli/CliOutput.js no longer creates its Intl.Segmenter as scripts/build.mjs expects: update or drop the lazy-grapheme-segmenter plugin")
+        const lazy = "let graphemeSegmenterOnce;\n" +
+          "const graphemeSegmenter = { segment: (text) => (graphemeSegmenterOnce ??= new Intl.Segmenter(undefined, { granularity: \"grapheme\" })).segment(text) };"
+        return { contents: text.replace(eager, lazy), loader: "js" }
+      })
+    }
+  }],
   // effect reads `import.meta.env` defensively; in CommonJS it is simply absent.
   logOverride: { "empty-import-meta": "silent" },
 })
-mkdirSync(dirname(outfile), { recursive: true })
-writeFileSync(`${outfile}.${process.pid}.tmp`, result.outputFiles[0].contents)
-renameSync(`${outfile}.${process.pid}.tmp`, outfile)
+mkdirSync(dist, { recursive: true })
+const chunkFiles = []
+for (const file of result.outputFiles) {
+  const cjs = await esbuild.transform(file.text, {
+    format: "cjs",
+    target: "node20",
+    // `import()` of a chunk becomes `require()`, which the launcher answers synchronously.
+    supported: { "dynamic-import": false },
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: "warning",
+    logOverride: { "empty-import-meta": "silent" }
+  })
+  const name = relative(dist, file.path)
+  const text = `${CHUNK_WRAPPER}${cjs.code}\n})`
+  chunkFiles.push({ name, text })
+}
+// Chunks first, the entry last (each through a temp file and a rename: tests may run the CLI
+// while it rebuilds, and a process started from the old entry may still load its chunks). An
+// unchanged chunk is not rewritten, so its code cache stays valid.
+chunkFiles.sort((a, b) => (a.name === "forkjoin.cjs") - (b.name === "forkjoin.cjs"))
+for (const { name, text } of chunkFiles) {
+  const target = join(dist, name)
+  if (existsSync(target) && readFileSync(target, "utf8") === text) continue
+  writeFileSync(`${target}.${process.pid}.tmp`, text)
+  renameSync(`${target}.${process.pid}.tmp`, target)
+}
+// Which sources each chunk holds, `dist/forkjoin.chunks.json`: what a command evaluates is the
+// chunks it loads (the start-up test reads it; so can a cold-start analysis).
+const chunkModules = Object.fromEntries(
+  Object.entries(result.metafile.outputs).map(([file, output]) => [relative(dist, join(root, file)), Object.keys(output.inputs).sort()])
+)
+writeFileSync(join(dist, `forkjoin.chunks.json.${process.pid}.tmp`), `${JSON.stringify(chunkModules, null, 1)}\n`)
+renameSync(join(dist, `forkjoin.chunks.json.${process.pid}.tmp`), join(dist, "forkjoin.chunks.json"))
+// Chunks of earlier builds, their code caches and temp files a killed process left: removed
+// once untouched for ten minutes (a CLI started before then may still load an old chunk).
+{
+  const current = new Set(chunkFiles.map((c) => c.name))
+  const stale = Date.now() - 10 * 60_000
+  for (const name of readdirSync(dist)) {
+    const [, chunk, rest] = /^(forkjoin(?:-[A-Z0-9]+)?\.cjs)(\..+)?$/.exec(name) ?? []
+    if (chunk === undefined || (current.has(chunk) && !(rest ?? "").endsWith(".tmp"))) continue
+    try {
+      if (statSync(join(dist, name)).mtimeMs < stale) rmSync(join(dist, name), { force: true })
+    } catch {
+      // removed by a concurrent build
+    }
+  }
+}
 
 // The library facade: `import { openWorkspace } from "@forkjoin/forkjoin"` (root package.json
 // "exports"). `effect` stays external: it is a dependency of the package, which its types name too.
@@ -154,27 +235,20 @@ renameSync(`${facade}.${process.pid}.tmp`, facade)
   renameSync(`${facade}.d.ts.${process.pid}.tmp`, join(root, "dist/index.d.ts"))
 }
 
-const bundle = readFileSync(outfile, "utf8")
+const bundle = chunkFiles.map((c) => c.text).join("\n")
 // undici (pulled in by @effect/platform-node's index) needs Node 22; deep imports must keep it out.
 if (/\bundici\b/.test(bundle)) {
-  console.error("build: packages/cli/dist/forkjoin.cjs references undici; use deep @effect/platform-node imports")
+  console.error("build: packages/cli/dist/forkjoin*.cjs references undici; use deep @effect/platform-node imports")
   process.exit(1)
 }
 
-// No bundled dependency calls `require` today, so no `createRequire` banner (it costs start-up
-// time). If one starts to, esbuild emits a `__require` shim that throws at run time: fail here.
-if (bundle.includes("__require(")) {
-  console.error("build: the bundle calls require(); add a createRequire banner to scripts/build.mjs")
-  process.exit(1)
-}
-
-if (wantMetafile && result.metafile) {
+if (wantMetafile) {
   writeFileSync(join(root, "packages/cli/dist/meta.json"), JSON.stringify(result.metafile))
-  const inputs = Object.entries(result.metafile.outputs[Object.keys(result.metafile.outputs)[0]].inputs)
+  const inputs = Object.values(result.metafile.outputs).flatMap((output) => Object.entries(output.inputs))
     .sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput)
     .slice(0, 25)
   for (const [file, info] of inputs) console.log(`${String(info.bytesInOutput).padStart(8)}  ${file}`)
-  console.log(`total ${bundle.length} bytes`)
+  console.log(`total ${bundle.length} bytes in ${chunkFiles.length} files`)
 }
 
 // Warm the code cache: one real apply on a throwaway workspace compiles the hot path, and the

@@ -8,7 +8,6 @@ import { ThreadIdInput, TurnIdInput } from "@forkjoin/schema/Ids"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Apply from "./Apply.ts"
 import { reportFailure } from "./internal/errors.ts"
 import * as Colour from "./internal/colour.ts"
 import { dbFlag, workspaceFlag } from "./internal/flags.ts"
@@ -79,6 +78,8 @@ export const apply = Command.make(
   },
   Effect.fn("forkjoin.apply")(
     function*(input) {
+      // Loaded on demand: the engine and the history store are not evaluated for other commands.
+      const Apply = yield* Effect.promise(() => import("./Apply.ts"))
       const result = yield* Apply.applyFrom(Option.getOrUndefined(input.patchFile), {
         workspace: input.workspace,
         db: Option.getOrUndefined(input.db),

@@ -11,7 +11,6 @@ import * as Option from "effect/Option"
 import { reportFailure } from "./internal/errors.ts"
 import { dbFlag, workspaceFlag } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
-import * as Repair from "./Repair.ts"
 
 /**
  * `forkjoin repair --workspace DIR [--db FILE] [--ack ID] [--reset-history] [--json]`.
@@ -49,6 +48,7 @@ export const repair = Command.make(
   },
   Effect.fn("forkjoin.repair")(
     function*(input) {
+      const Repair = yield* Effect.promise(() => import("./Repair.ts"))
       const result = yield* Repair.repair({
         workspace: input.workspace,
         db: Option.getOrUndefined(input.db),

@@ -9,8 +9,10 @@
  * formats (`@forkjoin/runtime/RunPlan`, `@forkjoin/schema/Changeset`,
  * `@forkjoin/schema/PatchHistoryRecord`), which stay the final authority: a generated JSON
  * Schema is a preliminary check (custom filters such as path rules are not expressible).
- * The two provider inputs of `forkjoin history ingest` (`@forkjoin/history/ProviderInputs`)
- * are documents too: the Claude tool event is JSON; the Codex turn diff is raw text, so its
+ * The `--json` lines whose whole shape is a schema are documents too: `merge-file`
+ * (`MergeFileReport.ts`), `agents` and `agents ID` (`@forkjoin/schema/WorkspaceIndex`); the
+ * other commands print records (`record`) inside lines they assemble. The two provider inputs
+ * of `forkjoin history ingest` (`@forkjoin/history/ProviderInputs`) are documents too: the Claude tool event is JSON; the Codex turn diff is raw text, so its
  * document describes it as a JSON string (as it travels in Codex's `turn_diff` event).
  *
  * @since 0.1.0
@@ -20,8 +22,10 @@ import { RunPlanInput, TaskInput } from "@forkjoin/runtime/RunPlan"
 import { ClaudeToolEvent, CodexTurnDiff } from "@forkjoin/history/ProviderInputs"
 import { Changeset } from "@forkjoin/schema/Changeset"
 import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
+import { AgentShow, AgentsList } from "@forkjoin/schema/WorkspaceIndex"
 import * as JsonSchema from "effect/JsonSchema"
 import * as Schema from "effect/Schema"
+import { MergeFileFailure, MergeFileReport } from "./MergeFileReport.ts"
 
 // -------------------------------------------------------------------------------------
 // models
@@ -146,6 +150,29 @@ export const documents = {
     description: "A Claude Code Edit, Write or MultiEdit call as a PostToolUse hook receives it (tool_name, " +
       "tool_input, tool_response) or as a tool_use content block (type 'tool_use', name, input, tool_result). A " +
       "response's originalFile lets forkjoin know the file's content before and after."
+  },
+  "merge-file": {
+    schema: Schema.Union([MergeFileReport, MergeFileFailure]),
+    // An output: a reader ignores keys a later release adds.
+    strict: false,
+    title: "forkjoin merge-file --json line",
+    description: "The one JSON line 'forkjoin merge-file --json' prints: ok true with where the result went, whether it " +
+      "is clean, its conflict count, how it was merged (line or structured, and the language) and why a clean line merge " +
+      "was held (reason); or ok false with the error code, the paths and a message when nothing was written."
+  },
+  agents: {
+    schema: AgentsList,
+    strict: false,
+    title: "forkjoin agents --json line",
+    description: "The one JSON line 'forkjoin agents --json' prints (and the gateway's GET /v1/agents returns): every " +
+      "forkjoin agent session of the workspace, oldest first."
+  },
+  agent: {
+    schema: AgentShow,
+    strict: false,
+    title: "forkjoin agents ID --json line",
+    description: "The one JSON line 'forkjoin agents ID --json' prints (and GET /v1/agents/{agentId} returns): one agent " +
+      "session in full, with its tool calls, and the merge runs it started."
   }
 } as const
 

@@ -11,12 +11,12 @@ import { writeStdout } from "./internal/output.ts"
 
 // Kept here, not read from Schema.ts, so parsing and help do not load the schemas;
 // `satisfies` keeps the list and the documents in step.
-const NAMES = ["plan", "changeset", "record", "codex-turn-diff", "claude-tool-event"] as const satisfies ReadonlyArray<
+const NAMES = ["plan", "changeset", "record", "codex-turn-diff", "claude-tool-event", "merge-file", "agents", "agent"] as const satisfies ReadonlyArray<
   SchemaModule.SchemaName
 >
 
 /**
- * `forkjoin schema plan|changeset|record|codex-turn-diff|claude-tool-event`.
+ * `forkjoin schema plan|changeset|record|codex-turn-diff|claude-tool-event|merge-file|agents|agent`.
  *
  * @category constructors
  * @since 0.1.0
@@ -27,7 +27,8 @@ export const schema = Command.make(
     name: Argument.Literals("NAME", NAMES).pipe(
       Argument.withDescription(
         "plan (the plan file of 'forkjoin run'), changeset (what a child exports), record (a patch history record), " +
-          "codex-turn-diff or claude-tool-event (the inputs of 'forkjoin history ingest --format')"
+          "codex-turn-diff or claude-tool-event (the inputs of 'forkjoin history ingest --format'), merge-file, agents or " +
+          "agent (the --json lines of 'forkjoin merge-file', 'forkjoin agents' and 'forkjoin agents ID')"
       )
     )
   },
@@ -42,7 +43,8 @@ export const schema = Command.make(
       "decodes it: 'plan' for 'forkjoin run' plan files, 'changeset' for exported changesets ('run --export-only " +
       "--json', results[].changeset), 'record' for patch history records ('apply --json', the history views), " +
       "'codex-turn-diff' and 'claude-tool-event' for the provider events 'history ingest --format' reads (a turn " +
-      "diff is raw unified-diff text; its schema describes it as a JSON string). Point " +
+      "diff is raw unified-diff text; its schema describes it as a JSON string), 'merge-file', 'agents' and 'agent' for " +
+      "the --json lines of 'forkjoin merge-file', 'forkjoin agents' and 'forkjoin agents ID'. Point " +
       "an editor at the plan schema to check plan files as you type (in VS Code, a \"json.schemas\" entry with a " +
       "fileMatch). The schema is a first check: forkjoin's own validation has the last word (path rules, unique ids, " +
       "exactly one of actions and changesetFile) and names the JSON path of the first problem. Exit 0 printed, 2 " +

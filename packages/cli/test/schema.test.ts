@@ -1,9 +1,10 @@
 /**
- * `forkjoin schema plan|changeset|record|codex-turn-diff|claude-tool-event`: the printed JSON
- * Schemas are draft 2020-12 documents with an `$id`, and they accept what forkjoin accepts and
- * prints — the README's example plan, the example in `forkjoin run --help`, a changeset `run
- * --export-only` exported, records `apply` and `history ingest` printed, the turn diffs and
- * Claude events the ingest tests feed `history ingest` — and refuse what its decoders refuse. There is no JSON
+ * `forkjoin schema plan|changeset|record|codex-turn-diff|claude-tool-event|merge-file|agents|agent`:
+ * the printed JSON Schemas are draft 2020-12 documents with an `$id`, and they accept what
+ * forkjoin accepts and prints — the README's example plan, the example in `forkjoin run --help`,
+ * a changeset `run --export-only` exported, records `apply` and `history ingest` printed, the
+ * turn diffs and Claude events the ingest tests feed `history ingest`, the lines `merge-file
+ * --json`, `agents --json` and `agents ID --json` printed — and refuse what its decoders refuse. There is no JSON
  * Schema validator among the dependencies, so `validate` below implements the keywords the
  * documents use and throws on any other (a new keyword fails the test instead of passing it
  * unchecked); every example is also decoded with the Effect schema, the final authority.
@@ -12,6 +13,7 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { decode as decodePlan } from "@forkjoin/runtime/RunPlan"
 import { decodeUntrustedChangeset } from "@forkjoin/schema/Changeset"
 import { PatchHistoryRecord } from "@forkjoin/schema/PatchHistoryRecord"
+import { AgentShow, AgentsList } from "@forkjoin/schema/WorkspaceIndex"
 import * as Cause from "effect/Cause"
 import { CliError, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
@@ -21,9 +23,11 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { startModelServer, type Conversation, type Turn } from "../../drivers/test/support/modelServer.ts"
+import { MergeFileFailure, MergeFileReport } from "../src/MergeFileReport.ts"
 import { documentOf, documents, render, type SchemaName } from "../src/Schema.ts"
 import { schema as schemaCommand } from "../src/SchemaCommand.ts"
-import { buildCli, makeSandbox, patch, removeSandboxes, ROOT, runCli, writeTree } from "./helpers.ts"
+import { buildCli, makeSandbox, patch, removeSandboxes, ROOT, runCli, runCliAsync, writeTree } from "./helpers.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
@@ -250,7 +254,7 @@ const runSchemaCommand = async (args: ReadonlyArray<string>) => {
 
 describe("forkjoin schema", () => {
   it("prints a draft 2020-12 document with $schema, $id and a title for each name", async () => {
-    expect(NAMES).toEqual(["plan", "changeset", "record", "codex-turn-diff", "claude-tool-event"])
+    expect(NAMES).toEqual(["plan", "changeset", "record", "codex-turn-diff", "claude-tool-event", "merge-file", "agents", "agent"])
     const ids = new Set<string>()
     for (const name of NAMES) {
       const doc = documentOf(name)
@@ -260,6 +264,8 @@ describe("forkjoin schema", () => {
       expect(doc["description"]).toBe(documents[name].description)
       if (name === "codex-turn-diff") expect(doc["type"]).toBe("string")
       else if (name === "claude-tool-event") expect(doc["anyOf"]).toHaveLength(6)
+      else if (name === "merge-file") expect(doc["anyOf"]).toHaveLength(2)
+      else if (name === "agents" || name === "agent") expect(doc["required"]).toContain("ok")
       else {
         expect(doc["type"]).toBe("object")
         expect((doc["required"] as Array<string>)).toContain("schemaVersion")
@@ -439,5 +445,66 @@ describe("forkjoin schema", () => {
     // The parser names the JSON path of the first problem.
     const bad = ingest("claude-tool-event", JSON.stringify(brokenEvents[4]))
     expect(jsonLine(bad.stdout).error.message).toContain("$.input.edits[0].new_string")
+  })
+
+  it("the lines merge-file --json printed (clean, conflicted, failed) are valid; broken ones are not", () => {
+    const { dir } = makeSandbox()
+    const file = (name: string, text: string) => {
+      const p = path.join(dir, name)
+      fs.writeFileSync(p, text)
+      return p
+    }
+    const base = file("base.txt", "a\nb\nc\n")
+    const lines = [
+      runCli(["merge-file", "--json", file("ours1.txt", "A\nb\nc\n"), base, file("theirs1.txt", "a\nb\nC\n")]),
+      runCli(["merge-file", "--json", file("ours2.txt", "a\nX\nc\n"), base, file("theirs2.txt", "a\nY\nc\n")]),
+      runCli(["merge-file", "--json", path.join(dir, "missing.txt"), base, base])
+    ].map((r) => jsonLine(r.stdout))
+    expect(lines.map((l) => [l.ok, l.clean ?? l.error.code])).toEqual([[true, true], [true, false], [false, "input_missing"]])
+    const doc = documentOf("merge-file")
+    for (const line of lines) {
+      expect(validate(doc, line), JSON.stringify(line)).toEqual([])
+      expect(Result.isSuccess(Schema.decodeUnknownResult(Schema.Union([MergeFileReport, MergeFileFailure]))(line))).toBe(true)
+    }
+    const [clean, , failed] = lines
+    for (const broken of [{ ...clean, method: "magic" }, { ...clean, conflicts: -1 }, { ...clean, ok: false }, { ...failed, error: { ...failed.error, code: "oops" } }]) {
+      expect(validate(doc, broken), JSON.stringify(broken)).not.toEqual([])
+    }
+  })
+
+  it("the lines agents --json and agents ID --json printed after a session are valid; broken ones are not", async () => {
+    const { ws } = makeSandbox()
+    // A parent that forks one writing child, then finishes; the child adds one file.
+    const script = (c: Conversation): Turn => {
+      if (c.system.startsWith("You are the parent")) {
+        if (c.turn > 0) return { calls: [{ name: "finish", args: {} }] }
+        return { calls: [{ name: "run_subagents", args: { tasks: [{ id: "docs", mode: "transactional_write", writeScope: ["docs"], prompt: "write docs" }] } }] }
+      }
+      if (c.turn > 0) return { calls: [{ name: "finish", args: {} }] }
+      return { calls: [{ name: "apply_patch", args: { patch: "*** Begin Patch\n*** Add File: docs/a.md\n+a\n*** End Patch" } }] }
+    }
+    const server = await startModelServer("openai", script)
+    let agentId: string
+    try {
+      const r = await runCliAsync(["agent", "write the docs", "--workspace", ws, "--model", "test-model", "--json"], { OPENAI_BASE_URL: server.url })
+      expect(r.status, r.stderr).toBe(0)
+      agentId = jsonLine(r.stdout).agentId
+    } finally {
+      await server.close()
+    }
+    const list = jsonLine(runCli(["agents", "--workspace", ws, "--json"]).stdout)
+    const show = jsonLine(runCli(["agents", agentId, "--workspace", ws, "--json"]).stdout)
+    expect(list.agents.map((a: any) => a.agentId)).toEqual([agentId])
+    expect(show.runs).toHaveLength(1)
+    const listDoc = documentOf("agents")
+    const showDoc = documentOf("agent")
+    expect(validate(listDoc, list)).toEqual([])
+    expect(validate(showDoc, show)).toEqual([])
+    expect(Result.isSuccess(Schema.decodeUnknownResult(AgentsList)(list))).toBe(true)
+    expect(Result.isSuccess(Schema.decodeUnknownResult(AgentShow)(show))).toBe(true)
+    expect(validate(listDoc, { ...list, agents: [{ ...list.agents[0], status: "dreaming" }] })).not.toEqual([])
+    expect(validate(listDoc, { ok: true })).not.toEqual([])
+    expect(validate(showDoc, { ...show, runs: "none" })).not.toEqual([])
+    expect(validate(showDoc, list)).not.toEqual([])
   })
 })

@@ -11,8 +11,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type Browser, chromium, type Page } from "playwright-core"
-import { afterAll, beforeAll, expect, TestRunner } from "vitest"
-import { type Started, start } from "./support.ts"
+import { expect, TestRunner } from "vitest"
+import { forTheFile, type Started, start, workspaceForTheFile } from "./support.ts"
 
 const CHROMIUM = "/usr/bin/chromium"
 const SHOTS = fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-screenshots-"))
@@ -49,37 +49,23 @@ export interface PageWorkspace {
 }
 
 /**
- * Before the file's tests: `prepare()` (the workspace and whatever the tests start from), a gateway
+ * For the file's tests: `prepare()` (the workspace and whatever the tests start from), a gateway
  * on its workspace whose one-time login is for thread `cli`, and a browser; after them, all closed
- * and the folder removed. Read the parts inside the tests.
+ * and the folder removed.
  */
 export const pageFixture = <W extends PageWorkspace>(prepare: () => W | Promise<W>) => {
-  let w: W | undefined
-  let gw: Started | undefined
-  let browser: Browser | undefined
-  beforeAll(async () => {
-    w = await prepare()
-    gw = await start({ root: w.ws, pollMs: 100, loginThread: "cli" })
-    browser = await launchBrowser()
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await gw?.stop()
-    if (w !== undefined) fs.rmSync(w.dir, { recursive: true, force: true })
-  })
-  const ready = <A>(part: A | undefined): A => {
-    if (part === undefined) throw new Error("the page fixture is read before its beforeAll ran")
-    return part
-  }
+  const w = workspaceForTheFile(prepare)
+  const gw = forTheFile(() => start({ root: w().ws, pollMs: 100, loginThread: "cli" }), (g) => g.stop())
+  const browser = forTheFile(launchBrowser, (b) => b.close())
   return {
     get w(): W {
-      return ready(w)
+      return w()
     },
     get gw(): Started {
-      return ready(gw)
+      return gw()
     },
     /** A page at `url` (by default the gateway's one-time login address). */
-    open: (url?: string) => openPage(ready(browser), url ?? ready(ready(gw).loginUrl))
+    open: (url?: string) => openPage(browser(), url ?? gw().loginUrl ?? "")
   }
 }
 

@@ -7,25 +7,11 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { BAD_IDS } from "../../../test/support/badIds.ts"
-import { call, makeWorkspace, patchOf, registerThread, type Started, start, tokenFor } from "./support.ts"
+import { call, patchOf, servedWorkspace } from "./support.ts"
 
-let gw: Started
-let w: ReturnType<typeof makeWorkspace>
-let main: string
-
-beforeAll(async () => {
-  w = makeWorkspace({ "a.txt": "one\n" })
-  gw = await start({ root: w.ws, pollMs: 50 })
-  await registerThread(w.ws, w.db, "main")
-  main = (await tokenFor(w.db, "main")).token
-})
-
-afterAll(async () => {
-  await gw?.stop()
-  fs.rmSync(w.dir, { recursive: true, force: true })
-})
+const fx = servedWorkspace({ "a.txt": "one\n" })
 
 const BAD = BAD_IDS
 // A path parameter cannot be empty (the route would not match): the other four.
@@ -41,43 +27,43 @@ const expectRefused = (answer: Awaited<ReturnType<typeof call>>, where: Readonly
 
 describe("ids given to the gateway follow the one id rule", () => {
   it.each(BAD)("GET /v1/timeline?thread=%s and ?turn= are refused as bad requests", async (_label, id, problem) => {
-    expectRefused(await call(`${gw.url}/v1/timeline?thread=${q(id)}`, { token: main }), ["query", "thread"], id, problem)
-    expectRefused(await call(`${gw.url}/v1/timeline?turn=${q(id)}`, { token: main }), ["query", "turn"], id, problem)
+    expectRefused(await call(`${fx.gw.url}/v1/timeline?thread=${q(id)}`, { token: fx.token }), ["query", "thread"], id, problem)
+    expectRefused(await call(`${fx.gw.url}/v1/timeline?turn=${q(id)}`, { token: fx.token }), ["query", "turn"], id, problem)
   })
 
   it.each(BAD_IN_PATH)("GET /v1/turns/%s is refused as a bad request", async (_label, id, problem) => {
-    expectRefused(await call(`${gw.url}/v1/turns/${q(id)}`, { token: main }), ["params", "turn"], id, problem)
+    expectRefused(await call(`${fx.gw.url}/v1/turns/${q(id)}`, { token: fx.token }), ["params", "turn"], id, problem)
   })
 
   it.each(BAD_IN_PATH)("GET /v1/runs/%s is refused as a bad request", async (_label, id, problem) => {
-    expectRefused(await call(`${gw.url}/v1/runs/${q(id)}`, { token: main }), ["params", "runId"], id, problem)
+    expectRefused(await call(`${fx.gw.url}/v1/runs/${q(id)}`, { token: fx.token }), ["params", "runId"], id, problem)
   })
 
   it.each(BAD)("GET /v1/conflicts?runId=%s is refused as a bad request", async (_label, id, problem) => {
-    expectRefused(await call(`${gw.url}/v1/conflicts?runId=${q(id)}`, { token: main }), ["query", "runId"], id, problem)
+    expectRefused(await call(`${fx.gw.url}/v1/conflicts?runId=${q(id)}`, { token: fx.token }), ["query", "runId"], id, problem)
   })
 
   it.each(BAD_IN_PATH)("POST /v1/threads/%s/view-grants is refused as a bad request", async (_label, id, problem) => {
-    expectRefused(await call(`${gw.url}/v1/threads/${q(id)}/view-grants`, { token: main, body: { path: "a.txt" } }), ["params", "thread"], id, problem)
+    expectRefused(await call(`${fx.gw.url}/v1/threads/${q(id)}/view-grants`, { token: fx.token, body: { path: "a.txt" } }), ["params", "thread"], id, problem)
   })
 
   it.each(BAD)("POST /v1/apply with thread or turn %s is refused as a bad request, nothing written", async (_label, id, problem) => {
     const patch = patchOf("*** Add File: made.txt", "+x")
-    expectRefused(await call(`${gw.url}/v1/apply`, { token: main, body: { patch, thread: id, turn: "t" } }), ["payload", "thread"], id, problem)
-    expectRefused(await call(`${gw.url}/v1/apply`, { token: main, body: { patch, turn: id } }), ["payload", "turn"], id, problem)
-    expect(fs.existsSync(path.join(w.ws, "made.txt"))).toBe(false)
+    expectRefused(await call(`${fx.gw.url}/v1/apply`, { token: fx.token, body: { patch, thread: id, turn: "t" } }), ["payload", "thread"], id, problem)
+    expectRefused(await call(`${fx.gw.url}/v1/apply`, { token: fx.token, body: { patch, turn: id } }), ["payload", "turn"], id, problem)
+    expect(fs.existsSync(path.join(fx.w.ws, "made.txt"))).toBe(false)
   })
 
   it.each(BAD)("POST /v1/provider-events with thread or turn %s is refused as a bad request", async (_label, id, problem) => {
     const event = { format: "codex-turn-diff", text: "diff --git a/a.txt b/a.txt\n" }
-    expectRefused(await call(`${gw.url}/v1/provider-events`, { token: main, body: { ...event, thread: id, turn: "t" } }), ["payload", "thread"], id, problem)
-    expectRefused(await call(`${gw.url}/v1/provider-events`, { token: main, body: { ...event, turn: id } }), ["payload", "turn"], id, problem)
+    expectRefused(await call(`${fx.gw.url}/v1/provider-events`, { token: fx.token, body: { ...event, thread: id, turn: "t" } }), ["payload", "thread"], id, problem)
+    expectRefused(await call(`${fx.gw.url}/v1/provider-events`, { token: fx.token, body: { ...event, turn: id } }), ["payload", "turn"], id, problem)
   })
 
   it("good ids are still answered", async () => {
-    expect((await call(`${gw.url}/v1/timeline?thread=main`, { token: main })).status).toBe(200)
-    expect((await call(`${gw.url}/v1/timeline?turn=t-1`, { token: main })).status).toBe(200)
-    expect((await call(`${gw.url}/v1/turns/t-1`, { token: main })).status).toBe(200)
-    expect((await call(`${gw.url}/v1/runs/run-none`, { token: main })).status).toBe(404)
+    expect((await call(`${fx.gw.url}/v1/timeline?thread=main`, { token: fx.token })).status).toBe(200)
+    expect((await call(`${fx.gw.url}/v1/timeline?turn=t-1`, { token: fx.token })).status).toBe(200)
+    expect((await call(`${fx.gw.url}/v1/turns/t-1`, { token: fx.token })).status).toBe(200)
+    expect((await call(`${fx.gw.url}/v1/runs/run-none`, { token: fx.token })).status).toBe(404)
   })
 })

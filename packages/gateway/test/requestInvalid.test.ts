@@ -6,24 +6,10 @@
  * paths (the fast one and the router). A well-formed id of nothing is still 404.
  */
 import * as fs from "node:fs"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { call, makeWorkspace, patchOf, registerThread, type Started, start, tokenFor } from "./support.ts"
+import { describe, expect, it } from "vitest"
+import { call, makeWorkspace, patchOf, registerThread, servedWorkspace, start, tokenFor } from "./support.ts"
 
-let gw: Started
-let w: ReturnType<typeof makeWorkspace>
-let main: string
-
-beforeAll(async () => {
-  w = makeWorkspace({ "a.txt": "one\n" })
-  gw = await start({ root: w.ws, pollMs: 50 })
-  await registerThread(w.ws, w.db, "main")
-  main = (await tokenFor(w.db, "main")).token
-})
-
-afterAll(async () => {
-  await gw?.stop()
-  fs.rmSync(w.dir, { recursive: true, force: true })
-})
+const fx = servedWorkspace({ "a.txt": "one\n" })
 
 const q = encodeURIComponent
 const LONG = "x".repeat(1100)
@@ -50,14 +36,14 @@ const CASES: ReadonlyArray<readonly [label: string, url: string, body: unknown, 
 
 describe("a malformed id is request_invalid on every route", () => {
   it.each(CASES)("%s", async (_label, url, body, field) => {
-    const answer = await call(`${gw.url}${url}`, body === undefined ? { token: main } : { token: main, body })
+    const answer = await call(`${fx.gw.url}${url}`, body === undefined ? { token: fx.token } : { token: fx.token, body })
     expect({ status: answer.status, code: answer.json?.code, paths: answer.json?.errors?.map((e: { path: unknown }) => e.path) }).toEqual({
       status: 400,
       code: "request_invalid",
       paths: [field]
     })
     expect(answer.json.errors[0].message).not.toBe("")
-    expect(fs.existsSync(`${w.ws}/made.txt`)).toBe(false)
+    expect(fs.existsSync(`${fx.w.ws}/made.txt`)).toBe(false)
   })
 
   it("the router's apply (the fast path off) refuses it the same way", async () => {
@@ -81,7 +67,7 @@ describe("a malformed id is request_invalid on every route", () => {
 
   it("a well-formed id of nothing is still 404", async () => {
     for (const url of ["/v1/runs/run-none", "/v1/agents/agent-none", "/v1/diff?target=rec-none"]) {
-      expect((await call(`${gw.url}${url}`, { token: main })).status, url).toBe(404)
+      expect((await call(`${fx.gw.url}${url}`, { token: fx.token })).status, url).toBe(404)
     }
   })
 })

@@ -17,6 +17,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { afterAll, beforeAll } from "vitest"
 import { type ServeOptions, serve } from "../src/Gateway.ts"
 import * as Tokens from "../src/Tokens.ts"
 import { TokenStore } from "../src/TokenStore.ts"
@@ -48,6 +49,53 @@ export const start = async (options: ServeOptions): Promise<Started> => {
   const scope = Effect.runSync(Scope.make())
   const running = await Effect.runPromise(Scope.provide(serve({ port: 0, ...options }), scope))
   return { ...running, stop: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
+/**
+ * A value made before the file's tests and released after them (in the reverse order of the
+ * calls, as vitest runs `afterAll` hooks); the getter it returns is for reading it inside a test.
+ */
+export const forTheFile = <A>(make: () => A | Promise<A>, release: (value: A) => unknown): (() => A) => {
+  let value: { readonly made: A } | undefined
+  beforeAll(async () => {
+    value = { made: await make() }
+  })
+  afterAll(async () => {
+    if (value !== undefined) await release(value.made)
+  })
+  return () => {
+    if (value === undefined) throw new Error("read before the file's beforeAll made it")
+    return value.made
+  }
+}
+
+/** A workspace from `makeWorkspace` (or one built on it) for the file's tests: its folder is removed after them. */
+export const workspaceForTheFile = <W extends { readonly dir: string }>(make: () => W | Promise<W>): (() => W) =>
+  forTheFile(make, (w) => fs.rmSync(w.dir, { recursive: true, force: true }))
+
+/**
+ * For the file's tests: a workspace holding `files`, a gateway on it and a token of `thread`,
+ * registered in its history; after them, the gateway stopped and the folder removed.
+ */
+export const servedWorkspace = (files: Record<string, string | Uint8Array>, thread = "main") => {
+  const w = workspaceForTheFile(() => makeWorkspace(files))
+  const gw = forTheFile(() => start({ root: w().ws, pollMs: 50 }), (g) => g.stop())
+  const token = forTheFile(async () => {
+    await registerThread(w().ws, w().db, thread)
+    return (await tokenFor(w().db, thread)).token
+  }, () => undefined)
+  return {
+    get w() {
+      return w()
+    },
+    get gw() {
+      return gw()
+    },
+    /** The token of `thread`. */
+    get token() {
+      return token()
+    }
+  }
 }
 
 const withStore = <A, E>(db: string, effect: Effect.Effect<A, E, TokenStore>) =>

@@ -6,7 +6,9 @@
  * `sessionStorage`; the event stream is read with `fetch` (EventSource cannot send headers).
  * Everything it shows is text inserted with `textContent`, never parsed as HTML. Besides the
  * runs, the timeline, diffs and file history, it lists the agent sessions the token sees
- * (`/v1/agents`) and shows one in full (`/v1/agents/{agentId}`).
+ * (`/v1/agents`) and shows one in full (`/v1/agents/{agentId}`), and the conflicts of held
+ * rollbacks (`/v1/conflicts`, those of kind `rollback`), grouped by the transaction rolled
+ * back, with the same resolve buttons as a join's.
  */
 export const PAGE_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -38,6 +40,8 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
 </div>
 <main id="app" class="hidden">
   <section><h2>Merge runs</h2><ul id="runs" data-testid="runs"></ul>
+    <h2 style="margin-top:12px">Held rollbacks <button id="rollbacks-refresh" data-testid="rollbacks-refresh">Refresh</button></h2>
+    <ul id="rollbacks" data-testid="rollbacks"></ul>
     <h2 style="margin-top:12px">Agents <button id="agents-refresh" data-testid="agents-refresh">Refresh</button></h2>
     <ul id="agents" data-testid="agents"></ul>
     <div id="agent" data-testid="agent-detail"></div>
@@ -123,7 +127,7 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
     "a conflict without hunks (binary, deleted, added on both sides, moved and edited) takes the child's whole file.";
   const resolve = (conflictId, kind) =>
     api("/v1/conflicts/" + encodeURIComponent(conflictId) + "/resolve", { method: "POST", body: JSON.stringify({ kind }) })
-      .then(() => loadRuns()).catch(fail);
+      .then(() => Promise.all([loadRuns(), loadRollbacks()])).catch(fail);
   const runItem = (run, conflicts) => el("li", { "data-testid": "run", "data-run": run.runId },
     el("div", {}, el("strong", { class: "mono" }, run.runId), el("span", { class: "tag status-" + run.status, "data-testid": "run-status" }, run.status)),
     el("ul", {}, ...run.outcomes.map((o) => el("li", { "data-testid": "outcome", "data-child": o.childId },
@@ -142,6 +146,32 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
     const list = $("runs"); list.textContent = "";
     for (const d of details) list.append(runItem(d.run, d.conflicts));
     if (details.length === 0) list.append(el("li", {}, "No merge run yet."));
+  };
+  // A rollback's conflicts: --apply takes the earlier side, as before the transaction.
+  const ROLLBACK_APPLY_HINT = "Takes the side from before the rolled-back transaction for the conflicting lines (a conflict " +
+    "without hunks: the earlier file whole); nothing is written until the rollback's last conflict is resolved.";
+  const rollbackConflictItem = (c) => el("div", { class: "conflict", "data-testid": "rollback-conflict", "data-conflict": c.conflictId },
+    el("div", {}, el("span", { class: "mono", "data-testid": "rollback-conflict-path" }, c.path), " ",
+      el("span", { class: "tag", "data-testid": "rollback-conflict-kind" }, c.kind),
+      el("span", { class: "tag", "data-testid": "rollback-conflict-status" }, c.status), el("span", { class: "tag" }, c.reason)),
+    el("pre", {}, c.text || ""),
+    c.status === "open" ? el("div", {},
+      el("button", { "data-testid": "resolve-apply", title: ROLLBACK_APPLY_HINT, onclick: () => resolve(c.conflictId, "apply") },
+        "Take the earlier side of the conflicting lines"), " ",
+      el("button", { "data-testid": "resolve-discard", onclick: () => resolve(c.conflictId, "discard") }, "Keep the file as it is")) : null);
+  const loadRollbacks = async () => {
+    const { conflicts } = await api("/v1/conflicts");
+    const held = new Map();
+    for (const c of conflicts) if (c.kind === "rollback") held.set(c.transactionId, [...(held.get(c.transactionId) || []), c]);
+    const list = $("rollbacks"); list.textContent = "";
+    for (const [tx, cs] of held) {
+      const open = cs.filter((c) => c.status === "open").length;
+      list.append(el("li", { "data-testid": "rollback", "data-transaction": tx },
+        el("div", {}, "rollback of ", el("strong", { class: "mono", "data-testid": "rollback-transaction" }, tx),
+          el("span", { class: "tag", "data-testid": "rollback-open" }, open === 0 ? "all resolved" : open + " open")),
+        ...cs.map(rollbackConflictItem)));
+    }
+    if (held.size === 0) list.append(el("li", {}, "No held rollback."));
   };
   const modelOf = (s) => s.provider !== null && s.model !== null ? s.provider + "/" + s.model : s.kind === "mcp" ? "no model" : "model not recorded";
   const agentItem = (s) => el("li", { class: "rec", "data-testid": "agent", "data-agent": s.agentId, onclick: () => showAgent(s.agentId) },
@@ -188,6 +218,10 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
   let runsTimer = null;
   // A run changing may be an agent session's: the agents' run counts follow.
   const refreshRuns = () => { clearTimeout(runsTimer); runsTimer = setTimeout(() => Promise.all([loadRuns(), loadAgents()]).catch(fail), 50); };
+  // A rollback applied (its record) closes its held conflicts; one held writes no record: Refresh lists it.
+  $("rollbacks-refresh").addEventListener("click", () => loadRollbacks().catch(fail));
+  let rollbacksTimer = null;
+  const refreshRollbacks = () => { clearTimeout(rollbacksTimer); rollbacksTimer = setTimeout(() => loadRollbacks().catch(fail), 50); };
 
   $("fileform").addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -217,7 +251,11 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
             const data = (/^data: (.*)$/m.exec(block) || [])[1];
             if (!event || !data) continue;
             const value = JSON.parse(data);
-            if (event === "record") { addRecord(value); refreshAgents(); if (value.links && value.links.mergeRunId) refreshRuns(); }
+            if (event === "record") {
+              addRecord(value); refreshAgents();
+              if (value.links && value.links.mergeRunId) refreshRuns();
+              if (value.links && value.links.rollbackOf) refreshRollbacks();
+            }
             if (event === "run") refreshRuns();
           }
         }
@@ -232,7 +270,7 @@ button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(
       const me = await api("/v1/whoami");
       $("who").textContent = "thread " + me.thread;
       $("login").classList.add("hidden"); $("app").classList.remove("hidden"); $("error").textContent = "";
-      await Promise.all([loadRuns(), loadTimeline(), loadAgents()]);
+      await Promise.all([loadRuns(), loadTimeline(), loadAgents(), loadRollbacks()]);
       live();
     } catch (e) { fail(e); }
   };

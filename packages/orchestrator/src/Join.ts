@@ -7,7 +7,8 @@
  * `resume` finishes an interrupted join and applies every child at most once.
  *
  * Owns the join's control flow. Does not own the merge decisions (`@forkjoin/merge`, pure),
- * writing files (the engine, whose `applyPlan` re-checks every `before` under its lock) nor
+ * writing files (the engine, whose `applyPlan` re-checks every `before`, and that every path
+ * still lands where admission found it inside the child's scope, under its lock) nor
  * storing runs and conflicts (`MergeStore`).
  *
  * @since 0.1.0

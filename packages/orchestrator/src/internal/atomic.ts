@@ -15,7 +15,7 @@ import { planFor } from "./inputs.ts"
 import { admitChangeset } from "./landing.ts"
 import { asPaths, type JoinChild, type Joined, JOIN_TURN, runThread, transactionOf } from "./model.ts"
 import { scopeViolation } from "./refusals.ts"
-import { landed, recoveredOutcome, settle } from "./settle.ts"
+import { landed, landingRefusal, recoveredOutcome, settle } from "./settle.ts"
 
 /**
  * The atomic join: every child planned in order against the files as the earlier children
@@ -94,16 +94,33 @@ export const proceedAtomic = (run: MergeRun, children: ReadonlyArray<JoinChild>)
       })
     if (files.length === 0) return planned.map((p) => p.joined)
     const plan = planOfFiles(files)
+    // Each path was admitted inside its child's scope, as its real path: under the lock it must
+    // still land there (an exact landing, so one child's link cannot reach into another's scope).
+    const writeScope = [...new Set(pending.flatMap((o) => byId.get(o.childId)?.writeScope ?? []))]
     const applied = yield* engine.applyPlan({
       threadId: runThread(run.runId),
       turnId: JOIN_TURN,
       transactionId,
       grant: Grants.full,
       links: { mergeRunId: run.runId },
+      writeScope,
       plan
     }).pipe(Effect.result)
     if (Result.isSuccess(applied)) return planned.map((p) => p.joined)
     const e = applied.failure
+    const refused = landingRefusal(e)
+    if (refused !== undefined) {
+      // The child whose path led astray is refused; the others were not applied because of it.
+      const at = e.paths[0]
+      const culprit = steps.find((s) => s.path === at || s.moveFrom === at)?.tag
+      return planned.map((p): Joined =>
+        p.childId === culprit || (culprit === undefined && p.ready)
+          ? { outcome: { childId: p.childId, status: refused, reason: `${e.message} Nothing of the atomic join was applied.` }, conflicts: [] }
+          : p.ready
+          ? { outcome: { childId: p.childId, status: "apply_failed_rolled_back", reason: `atomic join: nothing was applied because child ${culprit} was ${refused} (${e.message})` }, conflicts: [] }
+          : p.joined
+      )
+    }
     if (e.code === "stale_file") {
       return planned.map((p): Joined => ({ outcome: { childId: p.childId, status: "baseline_drift", driftPaths: asPaths(e.paths), reason: e.message }, conflicts: [] }))
     }

@@ -4,7 +4,9 @@
  * swapped in after it. Every path an entry writes or moves from is resolved by the engine
  * (its `Inspection.landing`, links followed inside the workspace) and checked against the
  * task's write scope after resolution; the entries are rewritten to the real paths, so the
- * plan, the engine's `before` checks and history all name the file that changes.
+ * plan, the engine's `before` checks and history all name the file that changes. Admission
+ * runs before the engine's lock: the engine checks the same scope again under it
+ * (`writeScope`), so a link swapped in between is refused too (adrs/20261202-scope-under-lock.md).
  */
 import { Engine } from "@forkjoin/engine/Engine"
 import { normalizePath } from "@forkjoin/patch/RelativePath"

@@ -9,6 +9,7 @@ import { HistoryStore } from "@forkjoin/history/HistoryStore"
 import type { ChildConflict, ChildPlanOutcome } from "@forkjoin/merge/ChildPlan"
 import type { Plan } from "@forkjoin/patch"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
+import type { EngineError } from "@forkjoin/schema/EngineError"
 import {
   type Changeset,
   type ChildOutcome,
@@ -24,6 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { storeFailure } from "../OrchestratorError.ts"
 import type { Planned } from "./inputs.ts"
+import type { Refused } from "./landing.ts"
 import { asPaths, childThread, type JoinChild, type Joined, JOIN_TURN, now } from "./model.ts"
 
 /** Child transactions this process committed (for the `merge:after-child` fault). */
@@ -31,11 +33,13 @@ let childTransactions = 0
 
 /**
  * Applies one child's plan as its own transaction, in the child's thread, linked to the run.
+ * Under the engine's lock every path must still land where admission found it, inside the
+ * child's `writeScope` (a link swapped in since is `path_outside_scope` or `path_redirected`).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const applyChildPlan = (runId: MergeRunId, childId: TaskId, plan: Plan, transactionId: TransactionId) =>
+export const applyChildPlan = (runId: MergeRunId, childId: TaskId, plan: Plan, transactionId: TransactionId, writeScope: ReadonlyArray<string>) =>
   Engine.use((engine) =>
     engine.applyPlan({
       threadId: childThread(runId, childId),
@@ -44,8 +48,17 @@ export const applyChildPlan = (runId: MergeRunId, childId: TaskId, plan: Plan, t
       // The plan's `before` of every path is the exact live content, checked under the lock.
       grant: Grants.full,
       links: { mergeRunId: runId },
+      writeScope,
       plan
     }))
+
+/**
+ * The child status of an engine refusal that a link swapped in after admission caused: a path
+ * leading out of the scope is `scope_violation`, one leading elsewhere inside it `path_refused`
+ * (the join never writes through a link it did not resolve). Others: none.
+ */
+export const landingRefusal = (e: EngineError): Extract<Refused["status"], "scope_violation" | "path_refused"> | undefined =>
+  e.code === "path_outside_scope" ? "scope_violation" : e.code === "path_redirected" ? "path_refused" : undefined
 
 /** Turns a plan outcome into the child's outcome, applying it through the engine when ready. */
 export const settle = (run: MergeRun, child: JoinChild, planned: Planned, transactionId: TransactionId) =>
@@ -66,7 +79,7 @@ export const settle = (run: MergeRun, child: JoinChild, planned: Planned, transa
       case "Conflicted":
         return { outcome: { ...base, status: "conflicted_unresolved", conflictPaths: planned.conflicts.map((c) => c.path) }, conflicts: yield* conflictRecords(run, child.id, planned.conflicts) } satisfies Joined
       case "Ready": {
-        const applied = yield* applyChildPlan(run.runId, child.id, planned.plan, transactionId).pipe(Effect.result)
+        const applied = yield* applyChildPlan(run.runId, child.id, planned.plan, transactionId, child.writeScope ?? []).pipe(Effect.result)
         if (Result.isSuccess(applied)) {
           childTransactions += 1
           // Crash tests: the transaction is committed, its outcome not yet recorded.
@@ -74,6 +87,10 @@ export const settle = (run: MergeRun, child: JoinChild, planned: Planned, transa
         }
         if (Result.isFailure(applied)) {
           const e = applied.failure
+          const refused = landingRefusal(e)
+          if (refused !== undefined) {
+            return { outcome: { ...base, status: refused, reason: `${e.message} Nothing of the child was applied.` }, conflicts: [] } satisfies Joined
+          }
           if (e.code === "stale_file") {
             return { outcome: { ...base, status: "baseline_drift", driftPaths: asPaths(e.paths), reason: e.message }, conflicts: [] } satisfies Joined
           }

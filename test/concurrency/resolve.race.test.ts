@@ -3,13 +3,16 @@
  * processes at once, over and over until both got past reading the open conflict (the loser is
  * refused at the claim, "another resolve closed it first"). Every time exactly one wins, the
  * loser writes nothing (`conflict_already_resolved`), and the file, the conflict and the child
- * all say what the winner did.
+ * all say what the winner did. And an apply whose write then fails (held by a hook before the
+ * workspace lock while its file changes and a discard runs to the end): the conflict is never
+ * shown resolved meanwhile, so the discard wins, and the apply writes nothing.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildCli, removeSandboxes, runCliAsync } from "../../packages/cli/test/helpers.ts"
-import { cliJson, editTask, makeCase, outcomeOf, planOf, runJoin, textAt } from "../../packages/cli/test/joinHelpers.ts"
+import { cliJson, editTask, makeCase, outcomeOf, planOf, recordsOf, runJoin, textAt } from "../../packages/cli/test/joinHelpers.ts"
+import { startHeld } from "../support/lockHold.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
@@ -65,5 +68,26 @@ describe("racing resolutions of one conflict", () => {
     }
     // Both processes read the conflict open at least once: the claim decided, not the first read.
     expect(raced).toBeGreaterThan(0)
+  })
+
+  it("an apply that fails after deciding: a resolve meanwhile is not refused, and only one resolution lands", async () => {
+    const { j, runId } = heldConflicts()
+    const conflictId = `${runId}/b0:${fileOf(0)}`
+    // Held before its write's lock (1 is the startup repair): it has planned against the live file.
+    const apply = startHeld(j.dir, ["resolve", conflictId, "--apply", "--workspace", j.ws, "--json"], 2)
+    await Promise.race([apply.reached, apply.ended])
+    // Someone edits the file, so the held apply's write can only fail; a discard runs meanwhile.
+    fs.writeFileSync(path.join(j.ws, fileOf(0)), file("hand"))
+    const discard = cliJson(["resolve", conflictId, "--discard", "--workspace", j.ws])
+    await apply.release()
+    const applied = await apply.ended
+    expect(discard.status, JSON.stringify(discard.json)).toBe(0)
+    expect(discard.json.outcome).toMatchObject({ childId: "b0", status: "discarded" })
+    expect(applied.code).toBe(1)
+    expect(lineOf(applied.stdout).error.code).toBe("conflict_already_resolved")
+    const stored = cliJson(["conflicts", "--workspace", j.ws]).json.conflicts.find((c: { conflictId: string }) => c.conflictId === conflictId)
+    expect(stored).toMatchObject({ status: "resolved" })
+    expect(textAt(j.ws, fileOf(0))).toBe(file("hand"))
+    expect(recordsOf(j.ws).filter((r) => r.transactionId === `conflict_resolution:${conflictId}`)).toEqual([])
   })
 })

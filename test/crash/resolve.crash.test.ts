@@ -1,10 +1,14 @@
 /**
- * `forkjoin resolve` survives real crashes: it is SIGKILLed (FORKJOIN_FAULT) right after its
- * resolution's transaction committed, before the child's other changes are applied, and right
- * after it recorded the resolution, before writing it. Either way nothing is lost or applied
- * twice: `status` names what is left, `run --resume` settles the child (or reopens the conflict
- * whose write never landed, to be resolved again), and resuming again changes nothing.
+ * `forkjoin resolve` survives real crashes: it is SIGKILLed (FORKJOIN_FAULT) at each point of
+ * its locked section and after it: once it found the conflict its to resolve, before writing;
+ * once its transaction committed, before the resolution is recorded on the conflict; and once
+ * both are done, before the child's other changes are applied. Nothing is lost or applied
+ * twice: the conflict stays open when nothing was written, a resolve again recognises its own
+ * committed transaction and finishes it (instead of calling the change it sees stale), `status`
+ * names what is left, `run --resume` settles the child, and resuming again changes nothing.
  */
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildCli, removeSandboxes } from "../../packages/cli/test/helpers.ts"
 import { cliJson, editTask, makeCase, mergeTransaction, outcomeOf, planOf, recordsOf, runJoin, textAt } from "../../packages/cli/test/joinHelpers.ts"
@@ -67,18 +71,18 @@ describe("resolve killed mid-way", () => {
     expect(countOf(j.ws, `conflict_resolution:${conflictId}`)).toBe(1)
   })
 
-  it("after recording the resolution, before writing it: run --resume reopens the conflict, which resolves again", () => {
+  it("under the lock, before writing: nothing is written or recorded, the conflict stays open and resolves again", () => {
     const { conflictId, j, runId } = heldConflict()
     const killed = cliJson(["resolve", conflictId, "--apply", "--workspace", j.ws], { FORKJOIN_FAULT: "resolve:after-claim" })
     expect(killed.status).toBe(null)
     expect(textAt(j.ws, "m/f.txt")).toBe(file("A2"))
-    expect(status(j.ws).unsettledChildren).toEqual([{ runId, childId: "b" }])
-
-    const resumed = cliJson(["run", "--resume", runId, "--workspace", j.ws])
-    expect(resumed.json.mergeExecution.status).toBe("blocked")
     const after = status(j.ws)
     expect(after.openConflicts.map((c: { conflictId: string }) => c.conflictId)).toEqual([conflictId])
     expect(after.unsettledChildren).toEqual([])
+    expect(countOf(j.ws, `conflict_resolution:${conflictId}`)).toBe(0)
+
+    const resumed = cliJson(["run", "--resume", runId, "--workspace", j.ws])
+    expect(resumed.json.mergeExecution.status).toBe("blocked")
     expect(textAt(j.ws, "m/g.txt")).toBe("g\n")
 
     const resolved = cliJson(["resolve", conflictId, "--apply", "--workspace", j.ws])
@@ -88,4 +92,32 @@ describe("resolve killed mid-way", () => {
     expect(textAt(j.ws, "m/g.txt")).toBe("G\n")
     expect(countOf(j.ws, `conflict_resolution:${conflictId}`)).toBe(1)
   })
+
+  for (const how of ["--apply", "--content"] as const) {
+    it(`after its transaction committed, before it was recorded: resolve ${how} finishes it, nothing written twice`, () => {
+      const { conflictId, j, runId } = heldConflict()
+      const merged = path.join(j.dir, "merged.txt")
+      fs.writeFileSync(merged, file("M2"))
+      const args = how === "--apply" ? [how] : [how, merged]
+      const killed = cliJson(["resolve", conflictId, ...args, "--workspace", j.ws], { FORKJOIN_FAULT: "resolve:before-record" })
+      expect(killed.status).toBe(null)
+      const written = how === "--apply" ? file("B2") : file("M2")
+      expect(textAt(j.ws, "m/f.txt")).toBe(written)
+      expect(countOf(j.ws, `conflict_resolution:${conflictId}`)).toBe(1)
+      // Its write landed, its record did not: the conflict is still open.
+      expect(status(j.ws).openConflicts.map((c: { conflictId: string }) => c.conflictId)).toEqual([conflictId])
+
+      // The change it sees is its own: not conflict_stale, but finished.
+      const again = cliJson(["resolve", conflictId, ...args, "--workspace", j.ws])
+      expect(again.status, JSON.stringify(again.json)).toBe(0)
+      expect(again.json).toMatchObject({ ok: true, transactionId: `conflict_resolution:${conflictId}`, outcome: { childId: "b", status: "resolved" } })
+      expect(textAt(j.ws, "m/f.txt")).toBe(written)
+      expect(textAt(j.ws, "m/g.txt")).toBe("G\n")
+      const after = status(j.ws)
+      expect(after.openConflicts).toEqual([])
+      expect(after.unsettledChildren).toEqual([])
+      expect(countOf(j.ws, `conflict_resolution:${conflictId}`)).toBe(1)
+      expect(countOf(j.ws, mergeTransaction(runId, "b"))).toBe(1)
+    })
+  }
 })

@@ -36,6 +36,7 @@ import {
 } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Result from "effect/Result"
 import { withRefusals } from "./internal/refusals.ts"
 import { recoveredOutcome } from "./internal/settle.ts"
@@ -97,9 +98,12 @@ export const finish = (runId: MergeRunId) =>
  * rollback's conflict is resolved by `Rollback.resolveHeld` (`rollback`: its transaction and
  * how many of its conflicts stay open; `record`: the whole rollback, once the last closed).
  *
- * A join's conflict is claimed before anything is written: the resolution is recorded in one
- * store transaction that only an open conflict passes, so of two racing resolutions the loser
- * writes nothing (`conflict_already_resolved`). A write the engine then refuses reopens it.
+ * A join's conflict is claimed inside the engine's locked section (see
+ * adrs/20261202-scope-under-lock.md): holding the workspace lock, the resolve checks the
+ * conflict is still open, writes, and records the resolution before letting go, so of two
+ * racing resolutions the loser writes nothing (`conflict_already_resolved`), and a write the
+ * engine refuses leaves the conflict open as it was, never claimed. A resolution that writes
+ * nothing is decided and recorded under the same lock.
  *
  * @category constructors
  * @since 0.1.0
@@ -128,31 +132,64 @@ export const resolve = Effect.fn("Conflicts.resolve")(function*(conflictId: Conf
   }
   const transactionId = TransactionId.make(`conflict_resolution:${conflictId}`)
   // Its own write, committed by a resolve that stopped before recording it: record it, write nothing.
-  const committed = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
-  if (committed.length > 0) {
+  const landed = history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
+  const finishLanded = Effect.gen(function*() {
+    const committed = yield* landed
     yield* claim(conflict, { kind: resolution.kind === "discard" ? "content" : resolution.kind, transactionId, resolvedAt: yield* now })
     const outcome = yield* settleChild(owner)
     if (resolution.kind === "discard") return yield* alreadyResolved(conflict, owner, "its resolution was already written by " + transactionId)
     return { record: committed[committed.length - 1], outcome, rollback: undefined }
+  })
+  if ((yield* landed).length > 0) return yield* finishLanded
+  // Under the workspace lock: still open, and not written by a resolve that died before recording it.
+  const closedMeanwhile = Effect.gen(function*() {
+    const stored = yield* store.getConflict(conflictId).pipe(Effect.mapError(storeFailure("Reading the conflict")))
+    if (Option.isSome(stored) && stored.value.status === "resolved") return yield* alreadyResolved(conflict, owner, "another resolve closed it first")
+  })
+  const stillOpen = Effect.gen(function*() {
+    yield* closedMeanwhile
+    if ((yield* landed).length > 0) return yield* new OwnWriteLanded()
+  })
+  const file = resolution.kind === "discard" ? undefined : yield* planResolution(conflict, owner, resolution).pipe(
+    // The change it sees may be the resolution another resolve just wrote: say so, not stale.
+    Effect.catchIf((e) => e instanceof OrchestratorError && e.code === "conflict_stale", (e) => Effect.andThen(closedMeanwhile, Effect.fail(e)))
+  )
+  const resolvedAt = yield* now
+  if (file === undefined) {
+    const decided = yield* engine.locked(Effect.andThen(stillOpen, claim(conflict, { kind: resolution.kind, resolvedAt }))).pipe(
+      Effect.as(true),
+      Effect.catchTag("OwnWriteLanded", () => Effect.succeed(false))
+    )
+    if (!decided) return yield* finishLanded
+    return { record: undefined, outcome: yield* settleChild(owner), rollback: undefined }
   }
-  const file = resolution.kind === "discard" ? undefined : yield* planResolution(conflict, owner, resolution)
-  yield* claim(conflict, { kind: resolution.kind, ...(file === undefined ? {} : { transactionId }), resolvedAt: yield* now })
-  let record: PatchHistoryRecord | undefined
-  if (file !== undefined) {
-    Fault.atResolve("after-claim")
-    record = yield* engine.applyPlan({
-      threadId: ThreadId.make(`${owner.runId}/${owner.childId}`),
-      turnId: RESOLVE_TURN,
-      transactionId,
-      grant: Grants.full,
-      links: { conflictId, mergeRunId: owner.runId },
-      plan: planOfFiles([file])
-    }).pipe(Effect.onError(() => store.reopenConflict(conflictId, transactionId).pipe(Effect.ignore)))
-    Fault.atResolve("after-commit")
-  }
+  const run = yield* Join.loadRun(owner.runId)
+  const record: PatchHistoryRecord | undefined = yield* engine.applyPlan({
+    threadId: ThreadId.make(`${owner.runId}/${owner.childId}`),
+    turnId: RESOLVE_TURN,
+    transactionId,
+    grant: Grants.full,
+    links: { conflictId, mergeRunId: owner.runId },
+    // The conflict's path is the real one admission found; it must still land there.
+    writeScope: run.mergePlan.writeScopes[owner.childId] ?? [],
+    plan: planOfFiles([file]),
+    locked: {
+      before: Effect.tap(stillOpen, () => Effect.sync(() => Fault.atResolve("after-claim"))),
+      after: () =>
+        Effect.suspend(() => {
+          Fault.atResolve("before-record")
+          return claim(conflict, { kind: resolution.kind, transactionId, resolvedAt })
+        })
+    }
+  }).pipe(Effect.catchTag("OwnWriteLanded", () => Effect.succeed(undefined)))
+  if (record === undefined) return yield* finishLanded
+  Fault.atResolve("after-commit")
   const outcome = yield* settleChild(owner)
   return { record, outcome, rollback: undefined }
 })
+
+/** Under the lock, the conflict's own resolution transaction is already in history: finish it instead of writing. */
+class OwnWriteLanded extends Schema.TaggedError<OwnWriteLanded>()("OwnWriteLanded", {}) {}
 
 /** Records `resolution` on the still open `conflict`; a conflict another resolve closed first is `conflict_already_resolved`. */
 const claim = (conflict: ConflictRecord, resolution: ConflictResolution) =>
@@ -244,8 +281,9 @@ const moveOf = (conflict: ConflictRecord, owner: Extract<ConflictOwner, { kind: 
 
 /**
  * Finishes the children of `runId` a crashed resolve left with no open conflict: a conflict
- * whose recorded resolution never landed (its transaction is not in history) is open again,
- * and a child with none left open is settled as its last resolution would have. Returns the
+ * whose recorded resolution never landed (its transaction is not in history: only an older
+ * version recorded before writing) is open again, and a child with none left open is settled as
+ * its last resolution would have. Returns the
  * outcomes it recorded. What `forkjoin run --resume` runs before reporting.
  *
  * @category constructors

@@ -5,10 +5,17 @@
  *
  * @since 0.1.0
  */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as NodeStdio from "@effect/platform-node/NodeStdio"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { CliConfig, CliError, Command, GlobalFlag } from "effect/cli"
 import * as Effect from "effect/Effect"
+import type { FileSystem } from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import type { Path } from "effect/Path"
+import { ChildProcessSpawner, make as makeSpawner } from "effect/process/ChildProcessSpawner"
 import { agent } from "./AgentCommand.ts"
 import { agents } from "./AgentsCommand.ts"
 import { apply } from "./ApplyCommand.ts"
@@ -71,9 +78,29 @@ const program = unknown === undefined
     Effect.andThen(Effect.fail(new CliError.ShowHelp({ commandPath: unknown.commandPath, errors: [unknown.error] })))
   )
 
+// effect/cli's environment names a process spawner, but forkjoin starts its children with
+// node:child_process itself: Node's spawner (node:child_process, node:net: tens of ms) is loaded
+// only if something spawns through it, not on every start.
+const spawnerOnDemand = Layer.effect(ChildProcessSpawner)(Effect.gen(function*() {
+  const services = yield* Effect.context<FileSystem | Path>()
+  return makeSpawner((command) =>
+    Effect.gen(function*() {
+      const { layer } = yield* Effect.promise(() => import("@effect/platform-node/NodeChildProcessSpawner"))
+      const spawner = yield* ChildProcessSpawner.pipe(Effect.provide(layer), Effect.provideContext(services))
+      return yield* spawner.spawn(command)
+    })
+  )
+}))
+
+// @effect/platform-node's NodeServices.layer, with the spawner above.
+const nodeServices = Layer.provideMerge(
+  spawnerOnDemand,
+  Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeStdio.layer, NodeTerminal.layer)
+)
+
 program.pipe(
   Effect.provide([layerPresenter(argv), layerFormatter(helpWidth(process.stdout, process.env)), cliConfig]),
-  Effect.provide(NodeServices.layer),
+  Effect.provide(nodeServices),
   NodeRuntime.runMain({
     // Set `process.exitCode` instead of letting runMain call `process.exit`, which can cut off
     // stdout still draining into a pipe.

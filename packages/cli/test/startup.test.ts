@@ -2,8 +2,9 @@
  * What a start-up evaluates: the CLI bundle is split into chunks the launcher loads when a
  * command first needs them (`dist/forkjoin.chunks.json` names the sources of each). `--version`,
  * `--help` and `apply` must not evaluate the heavy modules other commands use (isomorphic-git,
- * the MCP server, the HTTP gateway, the model drivers, the merge and orchestrator); a tracer loaded
- * before the launcher records every chunk it compiles, so an eager import of one fails here.
+ * the MCP server, the HTTP gateway, the model drivers, the merge and orchestrator, Node's
+ * child_process); a tracer loaded before the launcher records every chunk it compiles and every
+ * module it requires, so an eager import of one fails here.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -12,23 +13,30 @@ import { makeSandbox, ROOT, runCli } from "./helpers.ts"
 
 const DIST = path.join(ROOT, "packages/cli/dist")
 
-// Every script the launcher compiles goes through vm.Script: its file name goes to FJ_TRACE.
+// Every script the launcher compiles goes through vm.Script, every require through Module._load:
+// both go to FJ_TRACE.
 const tracer = (dir: string) => {
   const file = path.join(dir, "trace-chunks.cjs")
   fs.writeFileSync(
     file,
-    "const vm = require('node:vm'); const fs = require('node:fs'); const Script = vm.Script;\n" +
+    "const vm = require('node:vm'); const fs = require('node:fs'); const Module = require('node:module');\n" +
+      "const Script = vm.Script; const load = Module._load;\n" +
       "vm.Script = class extends Script {\n" +
-      "  constructor(source, options) { super(source, options); fs.appendFileSync(process.env.FJ_TRACE, options.filename + '\\n') }\n" +
+      "  constructor(source, options) { super(source, options); fs.appendFileSync(process.env.FJ_TRACE, 'chunk ' + options.filename + '\\n') }\n" +
+      "};\n" +
+      "Module._load = function (request, ...rest) {\n" +
+      "  fs.appendFileSync(process.env.FJ_TRACE, 'require ' + request + '\\n');\n" +
+      "  return load.call(this, request, ...rest);\n" +
       "};\n"
   )
   const log = path.join(dir, "chunks.log")
+  const lines = (kind: string) => fs.readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith(kind)).map((l) => l.slice(kind.length))
   return {
     env: { NODE_OPTIONS: `--require ${file}`, FJ_TRACE: log },
     // The sources the traced runs evaluated, read from the chunk manifest of the build they ran.
     evaluated: (): Array<string> => {
       const manifest: Record<string, ReadonlyArray<string>> = JSON.parse(fs.readFileSync(path.join(DIST, "forkjoin.chunks.json"), "utf8"))
-      const chunks = fs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "").map((f) => path.relative(DIST, f))
+      const chunks = lines("chunk ").map((f) => path.relative(DIST, f))
       expect(chunks).toContain("forkjoin.cjs")
       return chunks.flatMap((chunk) => {
         const sources = manifest[chunk]
@@ -36,6 +44,8 @@ const tracer = (dir: string) => {
         return sources
       })
     },
+    // What the traced runs required from Node and node_modules.
+    required: () => lines("require "),
     reset: () => fs.writeFileSync(log, "")
   }
 }
@@ -69,6 +79,7 @@ describe("a start-up evaluates only what its command uses", () => {
       expect(heavyIn(sources)).toEqual([])
       // The engine's error and progress types are shared with the command wiring; its program is not.
       expect(sources.filter((s) => /^packages\/(history\/|engine\/src\/(Engine|internal\/))/.test(s))).toEqual([])
+      expect(trace.required().filter((r) => /better-sqlite3|lz4-napi|child_process/.test(r))).toEqual([])
     }
   })
 
@@ -83,5 +94,7 @@ describe("a start-up evaluates only what its command uses", () => {
     const sources = trace.evaluated()
     expect(sources).toContain("packages/engine/src/Engine.ts")
     expect(heavyIn(sources)).toEqual([])
+    // forkjoin spawns no process for an apply: Node's spawner stays unloaded.
+    expect(trace.required().filter((r) => /child_process/.test(r))).toEqual([])
   })
 })

@@ -112,6 +112,8 @@ const whyKept = (kept: OrchestratorGc.KeptRun, olderThan: string): string => {
   switch (kept.reason) {
     case "live":
       return "a forkjoin process is running or resuming it right now; run gc again once it has ended"
+    case "live_session":
+      return "the agent session that started it is still running; run gc again once it has ended"
     case "running":
       return `its join is unfinished; finish it with 'forkjoin run --resume ${kept.runId}'`
     case "blocked":

@@ -63,8 +63,8 @@ export const gc = Command.make(
       "are over (applied, partial, failed, or export-only) and older than --older-than. Never removes what a join " +
       "still needs: a run a forkjoin process is running or resuming right now (whatever its age), an interrupted run " +
       "('forkjoin run --resume') or a run with open conflicts ('forkjoin resolve'). " +
-      "Merge runs, conflicts and history stay in the database. Reasons a run is kept: live, running, blocked, " +
-      "open_conflicts, recent. With --prune-snapshots-older-than D (off by default) it also drops the content of " +
+      "Merge runs, conflicts and history stay in the database. Reasons a run is kept: live, live_session (an agent " +
+      "session that started it is still running), running, blocked, open_conflicts, recent. With --prune-snapshots-older-than D (off by default) it also drops the content of " +
       "file versions only records older than D use, keeping records and hashes, and shrinks the history database. " +
       "Exit 0, 1 on a failure, 2 usage error.\n\n" +
       "Example: forkjoin gc --workspace . --older-than 24h\n" +

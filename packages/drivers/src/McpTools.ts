@@ -188,6 +188,8 @@ const sessionRecorder = (threadId: HostTools.HostOptions["threadId"], options: M
       }))
     yield* update((r) => r)
     yield* Effect.addFinalizer(() => Effect.flatMap(now, (endedAt) => update((r) => ({ ...r, endedAt }))))
+    // Live while the connection is open (gc keeps its folder and runs); not held, it is judged by age.
+    yield* Effect.ignore(AgentSessions.liveScoped(record.agentId))
     return <E>(name: string, params: unknown, run: Effect.Effect<Observation, E>): Effect.Effect<Observation, E> =>
       Effect.onExit(run, (exit) =>
         Effect.gen(function*() {

@@ -163,7 +163,8 @@ export const run = (options: AgentOptions): Effect.Effect<AgentOutcome, Artifact
     yield* AgentSessions.writeRecord(engine.root, record)
     // However the session ends (an interrupt, a failure), its record says it ended.
     const ended = Effect.flatMap(now, (endedAt) => Effect.ignore(AgentSessions.writeRecord(engine.root, { ...record, endedAt })))
-    return yield* Effect.onExit(session(options, agentId, agentDirectory), () => ended)
+    // Live while this process runs it: gc keeps its folder and its runs (the lock dies with the process).
+    return yield* AgentSessions.live(agentId, Effect.onExit(session(options, agentId, agentDirectory), () => ended))
   })
 
 // The session itself, once its record is written.

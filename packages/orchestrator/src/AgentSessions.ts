@@ -6,7 +6,10 @@
  * `parent/trace.json`. Sessions from before `session.json` list from their transcript alone.
  * Files are read only as regular files under the runs folder, never through a link, and a
  * record that does not decode is no session. Writes go through `Artifacts.writeJson` (temp
- * file then rename): nothing here touches the workspace's own files.
+ * file then rename): nothing here touches the workspace's own files. A session is live while
+ * its process runs it: that process holds the session's lock (`live`, the lock a run takes,
+ * under the session's id), which the OS releases when the process dies; `forkjoin gc` keeps a
+ * live session's folder and the runs it started whatever their age.
  *
  * Owns the session record and how a session is read back. Does not own what a session does
  * (`@forkjoin/drivers`) nor who may see it (`Visibility`: a caller sees a session when it sees
@@ -14,6 +17,7 @@
  *
  * @since 0.1.0
  */
+import { Engine } from "@forkjoin/engine/Engine"
 import { readCheckedFile } from "@forkjoin/patch/SafeRead"
 import { relativeUnder } from "@forkjoin/patch/RelativePath"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
@@ -26,12 +30,15 @@ import {
   AgentSessionRecord,
   type AgentToolCall
 } from "@forkjoin/schema/WorkspaceIndex"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as RunLock from "./internal/runLock.ts"
 
 /** The prefix of `forkjoin agent` session ids (and their folders). */
 export const AGENT_PREFIX = "agent-"
@@ -53,6 +60,70 @@ const runsFolderOf = (root: string): string => path.join(root, ".forkjoin", "run
  */
 export const writeRecord = (root: string, record: AgentSessionRecord): Effect.Effect<string, Artifacts.ArtifactError> =>
   Artifacts.writeJson(Artifacts.defaultRunDirectory(root, record.agentId), RECORD_FILE, Schema.encodeSync(AgentSessionRecord)(record))
+
+/**
+ * Runs `effect` holding session `agentId`'s lock (`internal/runLock.ts`, as a run holds its
+ * own), so the session is live until `effect` ends or its process dies. A lock that cannot be
+ * taken (the state folder is not writable, or another process holds this id) is an
+ * `ArtifactError` naming it, and `effect` does not run.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const live = <A, E, R>(agentId: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | Artifacts.ArtifactError, R | Engine> =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const lock = RunLock.lockFileOf(engine.root, agentId)
+    const refused = (detail: string, cause?: unknown) =>
+      new Artifacts.ArtifactError({ operation: "Locking the agent session", path: lock, detail, ...(cause === undefined ? {} : { cause }) })
+    // The session's own failures travel inside the Result: only the lock's are mapped here.
+    const held = yield* RunLock.ifIdle(agentId, Effect.result(effect)).pipe(Effect.mapError((e) => refused(e.message, e)))
+    if (Option.isNone(held)) return yield* refused("another process holds this session")
+    return yield* Effect.fromResult(held.value)
+  })
+
+/**
+ * Holds session `agentId`'s lock (see `live`) until the current scope closes: for a session
+ * whose end is its scope's (an MCP connection). Resolves once the lock is held.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const liveScoped = (agentId: string): Effect.Effect<void, Artifacts.ArtifactError, Engine | Scope.Scope> =>
+  Effect.gen(function*() {
+    const held = yield* Deferred.make<void, Artifacts.ArtifactError>()
+    yield* live(agentId, Effect.andThen(Deferred.succeed(held, undefined), Effect.never)).pipe(
+      Effect.catch((e) => Deferred.fail(held, e)),
+      Effect.forkScoped
+    )
+    yield* Deferred.await(held)
+  })
+
+/**
+ * Whether a process runs session `agentId` right now (holds its lock). Asked without waiting;
+ * a lock that cannot be opened reads as not live.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const isLive = (agentId: string): Effect.Effect<boolean, never, Engine> =>
+  RunLock.ifIdle(agentId, Effect.void).pipe(Effect.map(Option.isNone), Effect.orElseSucceed(() => false))
+
+/**
+ * The record `session.json` of session `agentId` under the workspace at `root`, when it is
+ * a regular file that decodes and names that session.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const readRecord = (root: string, agentId: string): Effect.Effect<AgentSessionRecord | undefined> =>
+  Effect.sync(() => {
+    const runsFolder = runsFolderOf(root)
+    if (!isFolder(path.join(runsFolder, agentId))) return undefined
+    const text = readUnder(runsFolder, path.join(runsFolder, agentId, RECORD_FILE))
+    const record = text === undefined ? undefined : Option.getOrUndefined(decodeRecord(text))
+    return record?.agentId === agentId ? record : undefined
+  })
 
 /** The text of a regular file under `folder`, never through a link; undefined when there is none. */
 const readUnder = (folder: string, file: string): string | undefined => {

@@ -7,7 +7,11 @@
  * (resolving its last conflict applies the rest of the child from its folder), and never a run
  * a process is running or resuming right now, whatever its age or status: gc takes the run's
  * lock (`internal/runLock.ts`) before deciding and holds it while it removes the folder, so a
- * live run is kept (`live`) and a run cannot start resuming under a removal.
+ * live run is kept (`live`) and a run cannot start resuming under a removal. An agent session's
+ * folder (`agent-…`, `mcp-…`) is judged the same way under the session's lock, which its
+ * process holds while it runs (`AgentSessions.live`); while a session is live, the runs it
+ * started are kept too (`live_session`: its record names them, or they are runs of its thread
+ * created since it started), since it may still act on them and its report points into them.
  *
  * Optionally (off unless asked), snapshot retention: the history store drops the
  * content of snapshots that only records older than a limit use (`HistoryStore.pruneSnapshots`),
@@ -28,6 +32,7 @@ import { HistoryStore, RetentionReport } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { type MergeRun, MergeRunId } from "@forkjoin/schema"
+import type { AgentSessionRecord } from "@forkjoin/schema/WorkspaceIndex"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -36,6 +41,7 @@ import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as AgentSessions from "./AgentSessions.ts"
 import * as RunLock from "./internal/runLock.ts"
 import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 
@@ -44,14 +50,15 @@ import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 // -------------------------------------------------------------------------------------
 
 /**
- * Why a run's folder was kept: a process is running or resuming it now (`live`), its join is
- * unfinished (`running`: interrupted), held by open conflicts (`blocked`, or `open_conflicts`
- * whatever the run's status says), or it is younger than the limit (`recent`).
+ * Why a run's folder was kept: a process is running or resuming it (or runs that agent
+ * session) now (`live`), an agent session that started it is still running (`live_session`),
+ * its join is unfinished (`running`: interrupted), held by open conflicts (`blocked`, or
+ * `open_conflicts` whatever the run's status says), or it is younger than the limit (`recent`).
  *
  * @category models
  * @since 0.1.0
  */
-export const KeepReason = Schema.Literals(["live", "running", "blocked", "open_conflicts", "recent"])
+export const KeepReason = Schema.Literals(["live", "live_session", "running", "blocked", "open_conflicts", "recent"])
 
 /**
  * @category models
@@ -119,6 +126,8 @@ export interface RunFolderState {
   readonly openConflicts: number
   readonly lastWrittenMillis: number
   readonly live?: boolean | undefined
+  /** A live agent session started the run. */
+  readonly liveSession?: boolean | undefined
 }
 
 /**
@@ -164,12 +173,34 @@ export const runsDirectoryOf = (root: string): string => path.join(root, ".forkj
  */
 export const verdictOf = (state: RunFolderState, nowMillis: number, olderThanMillis: number): Verdict => {
   if (state.live === true) return { _tag: "Keep", reason: "live" }
+  if (state.liveSession === true) return { _tag: "Keep", reason: "live_session" }
   if (state.run?.status === "running") return { _tag: "Keep", reason: "running" }
   if (state.run?.status === "blocked") return { _tag: "Keep", reason: "blocked" }
   if (state.openConflicts > 0) return { _tag: "Keep", reason: "open_conflicts" }
   const lastActive = state.run === undefined ? state.lastWrittenMillis : Date.parse(state.run.updatedAt)
   return nowMillis - lastActive >= olderThanMillis ? { _tag: "Remove" } : { _tag: "Keep", reason: "recent" }
 }
+
+/**
+ * Which runs the workspace's live agent sessions started: those their records name (an MCP
+ * session lists its runs as it starts them) and runs of a live session's thread created since
+ * it started (a `forkjoin agent` lists its runs only when it ends). Asked once, before the
+ * folders are judged; a session that starts later starts its runs later, each live by its own lock.
+ */
+const liveSessionRuns = (root: string) =>
+  Effect.gen(function*() {
+    const sessions: Array<AgentSessionRecord> = []
+    for (const agentId of yield* AgentSessions.listIds(root)) {
+      if (!(yield* AgentSessions.isLive(agentId))) continue
+      const record = yield* AgentSessions.readRecord(root, agentId)
+      if (record !== undefined) sessions.push(record)
+    }
+    return (runId: string, run: MergeRun | undefined): boolean =>
+      sessions.some((s) =>
+        s.runIds.includes(MergeRunId.make(runId)) ||
+        (run !== undefined && run.callerThreadId === s.threadId && Date.parse(run.createdAt) >= Date.parse(s.startedAt))
+      )
+  })
 
 /** The name a folder takes while it is being removed; a leftover is removed by the next gc. */
 const REMOVING = ".gc-"
@@ -281,6 +312,7 @@ export const gc = Effect.fn("Gc.gc")(function*(options: GcOptions) {
   const open = yield* store.listConflicts({ environmentId: engine.environmentId, status: "open" }).pipe(
     Effect.mapError(storeFailure("Listing the open conflicts"))
   )
+  const startedByLive = yield* liveSessionRuns(engine.root)
 
   const removed: Array<RemovedRun> = []
   const kept: Array<KeptRun> = []
@@ -303,7 +335,8 @@ export const gc = Effect.fn("Gc.gc")(function*(options: GcOptions) {
           try: () => measure(folder).newestMillis,
           catch: artifactFailure("Reading", folder)
         })
-        const verdict = verdictOf({ run, openConflicts, lastWrittenMillis }, now, olderThanMillis)
+        const liveSession = startedByLive(runId, run)
+        const verdict = verdictOf({ run, openConflicts, lastWrittenMillis, liveSession }, now, olderThanMillis)
         if (verdict._tag === "Keep") return { kept: { runId: name, reason: verdict.reason } } as const
         const gone = yield* remove(runsDir, name, name)
         // Nothing can run it again now: its lock file goes with it.

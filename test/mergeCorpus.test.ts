@@ -104,23 +104,27 @@ describe("own merge cases (test/merge-cases)", () => {
   const cases = readCases(ownDir)
   const results = invariants(() => cases)
 
-  it("cover every order-insensitive shape of each language, each with cases to merge", () => {
+  it("cover every order-insensitive shape of each language, and elements wrapped or changed in place, each with cases to merge", () => {
     const shapes = new Set(cases.filter((c) => !c.mustHold).map((c) => `${c.language}/${c.id.split("/")[1]!.replace(/-\d+$/, "")}`))
     expect([...shapes].sort()).toEqual([
+      "javascript/changed-in-place",
       "javascript/class-members",
       "javascript/imports",
       "javascript/object-keys",
+      "javascript/wrapped-element",
       "json/nested-objects",
       "json/object-keys",
       "python/class-members",
       "python/dict-keys",
       "python/imports",
+      "python/wrapped-element",
       "typescript/class-members",
       "typescript/enum-members",
       "typescript/imports",
       "typescript/interface-fields",
       "typescript/object-keys",
-      "typescript/union-arms"
+      "typescript/union-arms",
+      "typescript/wrapped-element"
     ])
   })
 

@@ -192,3 +192,151 @@ describe("mergeStructured properties", () => {
       })))
   }
 })
+
+// ---- Elements wrapped, unwrapped and changed in place among insertions ----
+
+/**
+ * What one side does to one function: `wrap` exports it (TypeScript) or decorates it (Python),
+ * or the reverse where base has it so; `first` changes its first statement; `cond` changes the
+ * condition of its `if`; `guard` inserts a statement before the `if` and changes inside it. Two
+ * different edits of one function touch different parts of it; `cond2` changes the condition
+ * another way than `cond` (a conflict with it).
+ */
+type Edit = "wrap" | "first" | "cond" | "guard" | "cond2"
+
+interface Body {
+  readonly n: number
+  /** Per function: exported or decorated in base. */
+  readonly wrapped: ReadonlyArray<boolean>
+  readonly ours: ReadonlyArray<ReadonlyArray<Edit>>
+  readonly theirs: ReadonlyArray<ReadonlyArray<Edit>>
+}
+
+const compatible: ReadonlyArray<Edit> = ["wrap", "first", "cond", "guard"]
+
+/** Per function, an edit on each side or none, never two that touch one part (equal edits converge). */
+const disjointBodies = fc.integer({ min: 1, max: 6 }).chain((n) =>
+  fc.record({
+    n: fc.constant(n),
+    wrapped: fc.array(fc.boolean(), { minLength: n, maxLength: n }),
+    pairs: fc.array(
+      fc.tuple(fc.option(fc.constantFrom(...compatible), { nil: undefined }), fc.option(fc.constantFrom(...compatible), { nil: undefined })),
+      { minLength: n, maxLength: n }
+    )
+  }).map(({ n, wrapped, pairs }): Body => ({
+    n,
+    wrapped,
+    ours: pairs.map(([o]) => o === undefined ? [] : [o]),
+    theirs: pairs.map(([, t]) => t === undefined ? [] : [t])
+  }))
+)
+
+/** Any edits, overlapping or not: several per function and side, `cond2` against `cond`. */
+const anyBodies = fc.integer({ min: 1, max: 5 }).chain((n) => {
+  const edits = fc.array(fc.uniqueArray(fc.constantFrom<Edit>("wrap", "first", "cond", "guard", "cond2"), { maxLength: 3 }), { minLength: n, maxLength: n })
+  return fc.record({ n: fc.constant(n), wrapped: fc.array(fc.boolean(), { minLength: n, maxLength: n }), ours: edits, theirs: edits })
+})
+
+const typescriptFunction = (i: number, wrapped: boolean, edits: ReadonlyArray<Edit>): string => {
+  const has = (e: Edit) => edits.includes(e)
+  const exported = wrapped !== has("wrap")
+  const condition = has("cond") ? `a >= ${i}` : has("cond2") ? `a !== ${i}` : `a > ${i}`
+  return [
+    `${exported ? "export " : ""}function f${i}(x: number): number {`,
+    `  const a = ${has("first") ? `x * ${i}` : `x + ${i}`}`,
+    "  log(a)",
+    ...(has("guard") ? [`  const g = ${i}`] : []),
+    `  if (${condition}) {`,
+    `    return ${has("guard") ? "a + g" : "a"}`,
+    "  }",
+    "  return 0",
+    "}",
+    ""
+  ].join("\n")
+}
+
+const pythonFunction = (i: number, wrapped: boolean, edits: ReadonlyArray<Edit>): string => {
+  const has = (e: Edit) => edits.includes(e)
+  const decorated = wrapped !== has("wrap")
+  const condition = has("cond") ? `a >= ${i}` : has("cond2") ? `a != ${i}` : `a > ${i}`
+  return [
+    ...(decorated ? ["@cache"] : []),
+    `def f${i}(x):`,
+    `    a = ${has("first") ? `x * ${i}` : `x + ${i}`}`,
+    "    log(a)",
+    ...(has("guard") ? [`    g = ${i}`] : []),
+    `    if ${condition}:`,
+    `        return ${has("guard") ? "a + g" : "a"}`,
+    "    return 0",
+    ""
+  ].join("\n")
+}
+
+const bodyLanguages = [
+  { language: "typescript" as const, header: "import { log } from \"./log.ts\"\n\n", render: typescriptFunction, gap: "\n" },
+  { language: "python" as const, header: "from functools import cache\n\n\n", render: pythonFunction, gap: "\n\n" }
+]
+
+describe("mergeStructured properties: wrapped and unwrapped elements, elements changed in place among insertions", () => {
+  for (const { language, header, render, gap } of bodyLanguages) {
+    const file = (b: Body, edits: (i: number) => ReadonlyArray<Edit>) =>
+      header + Array.from({ length: b.n }, (_, i) => render(i, b.wrapped[i]!, edits(i))).join(gap)
+    const sides = (b: Body) => ({
+      base: file(b, () => []),
+      ours: file(b, (i) => b.ours[i]!),
+      theirs: file(b, (i) => b.theirs[i]!)
+    })
+
+    it.effect(`${language}: disjoint edits of functions (wrap or unwrap, a statement, the if's condition, a statement added before the if with a change inside it) merge to every edit, the same text either way round`, () =>
+      run(Effect.gen(function*() {
+        const parser = yield* (yield* Grammars).parser(language)
+        fc.assert(
+          fc.property(disjointBodies, (b) => {
+            const { base, ours, theirs } = sides(b)
+            const expected = file(b, (i) => [...new Set([...b.ours[i]!, ...b.theirs[i]!])])
+            expect(merge(parser, base, ours, theirs)).toEqual({ _tag: "Merged", text: expected })
+            expect(merge(parser, base, theirs, ours)).toEqual({ _tag: "Merged", text: expected })
+          }),
+          { numRuns: 120 }
+        )
+      })))
+
+    it.effect(`${language}: a side merged with itself, or with an unchanged side, is that side, whatever it wrapped or changed`, () =>
+      run(Effect.gen(function*() {
+        const parser = yield* (yield* Grammars).parser(language)
+        fc.assert(
+          fc.property(anyBodies, (b) => {
+            const { base, ours } = sides(b)
+            expect(merge(parser, base, ours, ours)).toEqual({ _tag: "Merged", text: ours })
+            expect(merge(parser, base, base, ours)).toEqual({ _tag: "Merged", text: ours })
+            expect(merge(parser, base, ours, base)).toEqual({ _tag: "Merged", text: ours })
+          }),
+          { numRuns: 80 }
+        )
+      })))
+
+    it.effect(`${language}: no accepted result contains an error node, and none takes a condition changed two ways`, () =>
+      run(Effect.gen(function*() {
+        const parser = yield* (yield* Grammars).parser(language)
+        fc.assert(
+          fc.property(anyBodies, (b) => {
+            const { base, ours, theirs } = sides(b)
+            const r = merge(parser, base, ours, theirs)
+            if (r._tag !== "Merged") return
+            const tree = parser.parse(r.text)
+            expect(tree?.root.hasError).toBe(false)
+            tree?.dispose()
+            // Every function once; a condition both sides changed differently is never merged.
+            for (let i = 0; i < b.n; i++) {
+              expect(r.text.split(`f${i}(x`).length - 1).toBe(1)
+              const condition = (edits: ReadonlyArray<Edit>) => edits.includes("cond") ? "cond" : edits.includes("cond2") ? "cond2" : "base"
+              const o = condition(b.ours[i]!)
+              const t = condition(b.theirs[i]!)
+              expect(o !== "base" && t !== "base" && o !== t).toBe(false)
+            }
+          }),
+          { numRuns: 150 }
+        )
+      })))
+  }
+})

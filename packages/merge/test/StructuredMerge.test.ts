@@ -134,6 +134,46 @@ const shapes: ReadonlyArray<Shape> = [
     ours: lines("function f(v: string) {", "  const list = v.split(\".\")", "  return list", "}"),
     theirs: lines("function f(v: string) {", "  const parts = v.split(\".\").slice(0, 3)", "  return parts", "}"),
     expected: lines("function f(v: string) {", "  const list = v.split(\".\").slice(0, 3)", "  return list", "}")
+  },
+  {
+    language: "typescript",
+    name: "one side exports a function (a node of another kind wrapping it), the other changes its first statement",
+    base: lines("import { a } from \"./a.ts\"", "", "function total(xs: Array<number>): number {", "  let sum = 0", "  for (const x of xs) sum += x", "  return sum", "}"),
+    ours: lines("import { a } from \"./a.ts\"", "", "export function total(xs: Array<number>): number {", "  let sum = 0", "  for (const x of xs) sum += x", "  return sum", "}"),
+    theirs: lines("import { a } from \"./a.ts\"", "", "function total(xs: Array<number>): number {", "  let sum = a", "  for (const x of xs) sum += x", "  return sum", "}"),
+    expected: lines("import { a } from \"./a.ts\"", "", "export function total(xs: Array<number>): number {", "  let sum = a", "  for (const x of xs) sum += x", "  return sum", "}")
+  },
+  {
+    language: "typescript",
+    name: "one side stops exporting a function (unwraps it), the other changes its first statement",
+    base: lines("export function total(xs: Array<number>): number {", "  let sum = 0", "  return sum", "}"),
+    ours: lines("export function total(xs: Array<number>): number {", "  let sum = 1", "  return sum", "}"),
+    theirs: lines("function total(xs: Array<number>): number {", "  let sum = 0", "  return sum", "}"),
+    expected: lines("function total(xs: Array<number>): number {", "  let sum = 1", "  return sum", "}")
+  },
+  {
+    language: "python",
+    name: "one side decorates a function, the other changes its signature",
+    base: lines("import functools", "", "", "def total(xs):", "    return sum(xs)"),
+    ours: lines("import functools", "", "", "@functools.cache", "def total(xs):", "    return sum(xs)"),
+    theirs: lines("import functools", "", "", "def total(xs, start=0):", "    return sum(xs)"),
+    expected: lines("import functools", "", "", "@functools.cache", "def total(xs, start=0):", "    return sum(xs)")
+  },
+  {
+    language: "javascript",
+    name: "one side wraps an arrow function in a condition, the other changes a statement inside it",
+    base: lines("const adapter = async (config) => {", "  const url = config.url", "  return send(url)", "};"),
+    ours: lines("const adapter = supported && (async (config) => {", "  const url = config.url", "  return send(url)", "});"),
+    theirs: lines("const adapter = async (config) => {", "  const url = config.baseURL + config.url", "  return send(url)", "};"),
+    expected: lines("const adapter = supported && (async (config) => {", "  const url = config.baseURL + config.url", "  return send(url)", "});")
+  },
+  {
+    language: "javascript",
+    name: "one side adds a statement before an if and changes inside it, the other changes its condition (the if is paired with its changed self)",
+    base: lines("function upload(data, onProgress) {", "  if (onProgress && streams) {", "    const length = size(data)", "    data = track(data, reducer(onProgress))", "  }", "  return data", "}"),
+    ours: lines("function upload(data, onProgress) {", "  const rate = 3", "  if (onProgress && streams) {", "    const length = size(data)", "    data = track(data, reducer(onProgress, rate))", "  }", "  return data", "}"),
+    theirs: lines("function upload(data, onProgress) {", "  if (onProgress && supported) {", "    const length = size(data)", "    data = track(data, reducer(onProgress))", "  }", "  return data", "}"),
+    expected: lines("function upload(data, onProgress) {", "  const rate = 3", "  if (onProgress && supported) {", "    const length = size(data)", "    data = track(data, reducer(onProgress, rate))", "  }", "  return data", "}")
   }
 ]
 
@@ -221,6 +261,64 @@ describe("mergeStructured", () => {
       const kept = ["  log(config)"]
       const separated = yield* structured("javascript", body(before, kept, "'http://localhost'"), body(after, kept, "'http://localhost'"), body(before, kept, "origin"))
       expect(textOf(separated)).toBe(body(after, kept, "origin"))
+    })))
+
+  it.effect("a binding changed by one side, next to a statement reading it that both sides changed: a conflict over the two", () =>
+    run(Effect.gen(function*() {
+      const body = (init: string, header: string, step: string, name = "acc") =>
+        lines("def total(xs):", `    ${name} = ${init}`, `    for x in ${header}:`, `        ${name} += ${step}`, `    return ${name}`)
+      const r = yield* structured("python", body("0", "xs", "x"), body("0", "xs", "x * 2"), body("0.0", "sorted(xs)", "x"))
+      expect(r._tag === "Conflict" && r.text).toBe(lines(
+        "def total(xs):",
+        "<<<<<<< ours",
+        "    acc = 0",
+        "    for x in xs:",
+        "        acc += x * 2",
+        "    return acc",
+        "||||||| base",
+        "    acc = 0",
+        "    for x in xs:",
+        "        acc += x",
+        "    return acc",
+        "=======",
+        "    acc = 0.0",
+        "    for x in sorted(xs):",
+        "        acc += x",
+        "    return acc",
+        ">>>>>>> theirs"
+      ))
+      // The binding changed by both sides (one renames it everywhere, one changes its value) merges pairwise.
+      const renamed = yield* structured("python", body("0", "xs", "x"), body("0", "xs", "x", "total"), body("0.0", "sorted(xs)", "x"))
+      expect(textOf(renamed)).toBe(body("0.0", "sorted(xs)", "x", "total"))
+    })))
+
+  it.effect("a wrapper holding two nodes of the element's kind, or nothing of base's, is no wrap: a conflict", () =>
+    run(Effect.gen(function*() {
+      const base = lines("const handler = (e) => {", "  log(e)", "}")
+      const theirs = lines("const handler = (e) => {", "  log(e, 1)", "}")
+      const twoArrows = lines("const handler = debug ? (e) => {", "  log(e)", "} : (e) => {", "  skip(e)", "}")
+      expect((yield* structured("javascript", base, twoArrows, theirs))._tag).not.toBe("Merged")
+      const rewritten = lines("const handler = once((ev) => {", "  track(ev)", "})")
+      expect((yield* structured("javascript", base, rewritten, theirs))._tag).not.toBe("Merged")
+      // One arrow that keeps base's body: a wrap, merged.
+      const wrapped = lines("const handler = once((e) => {", "  log(e)", "})")
+      expect(textOf(yield* structured("javascript", base, wrapped, theirs))).toBe(lines("const handler = once((e) => {", "  log(e, 1)", "})"))
+    })))
+
+  it.effect("an unwrap where the other side changed the wrapper too is a conflict", () =>
+    run(Effect.gen(function*() {
+      const base = lines("export function total() {", "  return 0", "}")
+      const ours = lines("export default function total() {", "  return 1", "}")
+      const theirs = lines("function total() {", "  return 0", "}")
+      expect((yield* structured("typescript", base, ours, theirs))._tag).not.toBe("Merged")
+    })))
+
+  it.effect("a statement rewritten among insertions (no line of it kept) is not paired with its base: a conflict", () =>
+    run(Effect.gen(function*() {
+      const base = lines("function f(a) {", "  if (a) {", "    x()", "    y()", "  }", "}")
+      const ours = lines("function f(a) {", "  const b = g(a)", "  if (b) {", "    z()", "    w()", "  }", "}")
+      const theirs = lines("function f(a) {", "  if (a) {", "    x(1)", "    y()", "  }", "}")
+      expect((yield* structured("javascript", base, ours, theirs))._tag).not.toBe("Merged")
     })))
 
   it.effect("statements inserted by both at one place of a function body are not reordered: that stays a conflict", () =>

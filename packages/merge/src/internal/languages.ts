@@ -390,25 +390,18 @@ const boundIn = (node: SyntaxNode, text: string, into: Set<string>): void => {
 }
 
 /**
- * Whether two runs of statements depend on each other by name: one binds (declares or assigns)
- * a name the other mentions. Each run is given in all its versions (base's and the side's).
+ * Whether one run of statements binds (declares or assigns) a name another mentions. Each run
+ * is given in all its versions (base's and the side's).
  */
-export const dependent = (
-  a: ReadonlyArray<{ readonly node: SyntaxNode; readonly text: string }>,
-  b: ReadonlyArray<{ readonly node: SyntaxNode; readonly text: string }>
+export const bindsReadBy = (
+  binder: ReadonlyArray<{ readonly node: SyntaxNode; readonly text: string }>,
+  reader: ReadonlyArray<{ readonly node: SyntaxNode; readonly text: string }>
 ): boolean => {
-  const reads = (run: typeof a) => {
-    const bound = new Set<string>()
-    const used = new Set<string>()
-    for (const { node, text } of run) {
-      boundIn(node, text, bound)
-      namesIn(node, text, used)
-    }
-    return { bound, used }
-  }
-  const x = reads(a)
-  const y = reads(b)
-  for (const name of x.bound) if (y.used.has(name)) return true
-  for (const name of y.bound) if (x.used.has(name)) return true
+  const bound = new Set<string>()
+  for (const { node, text } of binder) boundIn(node, text, bound)
+  if (bound.size === 0) return false
+  const used = new Set<string>()
+  for (const { node, text } of reader) namesIn(node, text, used)
+  for (const name of bound) if (used.has(name)) return true
   return false
 }

@@ -9,7 +9,7 @@
  * child keeps the whitespace before it from the side it comes from. Pure.
  */
 import type { SyntaxNode } from "../../Syntax.ts"
-import { childrenOf, dependent, identityOf, type LanguageTable, type Sequence } from "../languages.ts"
+import { bindsReadBy, childrenOf, identityOf, type LanguageTable, type Sequence } from "../languages.ts"
 import { type Hunk, hunksOf, match, overlaps } from "./align.ts"
 
 /** A region both sides changed differently: each side's text of it, from the line's start. */
@@ -27,6 +27,9 @@ export interface Parsed {
   readonly text: string
   readonly root: SyntaxNode
 }
+
+/** The three parsed sides. */
+type Sides = { readonly base: Parsed; readonly ours: Parsed; readonly theirs: Parsed }
 
 /** What the merge needs besides the trees; `timedOut` is set once `expired` said so. */
 export interface Context {
@@ -160,7 +163,7 @@ export const mergeNode = (
   if (os === ts || ts === bs) return [os]
   if (os === bs) return [ts]
   if (tick(ctx)) return undefined
-  if (b.type !== o.type || b.type !== t.type) return undefined
+  if (b.type !== o.type || b.type !== t.type) return rewrapped(ctx, sides, b, o, t, parentType)
   const bc = childrenOf(ctx.table, b)
   const oc = childrenOf(ctx.table, o)
   const tc = childrenOf(ctx.table, t)
@@ -169,6 +172,107 @@ export const mergeNode = (
   const merged = mergeList(ctx, sides, { b, o, t, bc, oc, tc }, parentType)
   ctx.depth--
   return merged
+}
+
+// At most this many nodes of a wrapper are looked through for the element it wraps.
+const maxWrapperNodes = 256
+
+/**
+ * The node of `kind` that `node` wraps: the only one of that kind among its descendants that
+ * no other of that kind encloses, with its parent's type; `undefined` when there is none,
+ * more than one, or the wrapper is too large to look through.
+ */
+const wrappedIn = (node: SyntaxNode, kind: string): { readonly node: SyntaxNode; readonly parentType: string } | undefined => {
+  let found: { readonly node: SyntaxNode; readonly parentType: string } | undefined
+  const stack: Array<SyntaxNode> = [node]
+  let visited = 0
+  while (stack.length > 0) {
+    const parent = stack.pop()!
+    for (const child of parent.children) {
+      if (++visited > maxWrapperNodes) return undefined
+      if (child.type === kind) {
+        if (found !== undefined) return undefined
+        found = { node: child, parentType: parent.type }
+      } else if (child.children.length > 0) stack.push(child)
+    }
+  }
+  return found
+}
+
+/** Whether one of two nodes of different kinds wraps a node of the other's kind (`wrappedIn`). */
+const rewraps = (a: SyntaxNode, b: SyntaxNode): boolean =>
+  a.type !== b.type && (wrappedIn(b, a.type) !== undefined || wrappedIn(a, b.type) !== undefined)
+
+// An identity without the node kind `identityOf` puts first.
+const untyped = (id: string | undefined): string | undefined => id === undefined ? undefined : id.slice(id.indexOf("\u0000"))
+
+/** Whether `b` (in `bText`) is a version of `a` (in `aText`): the same text, or a named child's text kept. */
+const kin = (a: SyntaxNode, aText: string, b: SyntaxNode, bText: string): boolean => {
+  if (aText.slice(a.startIndex, a.endIndex) === bText.slice(b.startIndex, b.endIndex)) return true
+  const texts = new Set(a.children.filter((c) => c.isNamed).map((c) => aText.slice(c.startIndex, c.endIndex)))
+  return b.children.some((c) => c.isNamed && texts.has(bText.slice(c.startIndex, c.endIndex)))
+}
+
+/**
+ * Three matched nodes of which one side's is of another kind, where that side wrapped base's
+ * node in a new one (`f` became `cond && (f)`, `export function f`, a decorated `def f`) or
+ * unwrapped it (the reverse), and the other side kept base's kind: the three nodes to merge in
+ * its place (`b`, `o`, `t`, of one kind) and the wrapper's text kept around their merge (the
+ * wrapping side's; none after an unwrap). `undefined` for any other difference of kinds: a
+ * wrapper holding two or no nodes of the kind, a wrapped node that keeps nothing of base's, or
+ * an unwrap where the other side changed the wrapper.
+ */
+const rewrapOf = (
+  sides: Sides,
+  b: SyntaxNode,
+  o: SyntaxNode,
+  t: SyntaxNode,
+  parentType: string | undefined
+):
+  | { readonly b: SyntaxNode; readonly o: SyntaxNode; readonly t: SyntaxNode; readonly parentType: string | undefined; readonly before: string; readonly after: string }
+  | undefined =>
+{
+  const oursChanged = t.type === b.type && o.type !== b.type
+  if (!oursChanged && !(o.type === b.type && t.type !== b.type)) return undefined
+  const changed = oursChanged ? o : t
+  const kept = oursChanged ? t : o
+  const changedSide = oursChanged ? sides.ours : sides.theirs
+  const keptSide = oursChanged ? sides.theirs : sides.ours
+  const triple = (base: SyntaxNode, keptNode: SyntaxNode, changedNode: SyntaxNode) =>
+    oursChanged ? { b: base, o: changedNode, t: keptNode } : { b: base, o: keptNode, t: changedNode }
+  const inner = wrappedIn(changed, b.type)
+  if (inner !== undefined) {
+    if (!kin(b, sides.base.text, inner.node, changedSide.text)) return undefined
+    const text = changedSide.text
+    return {
+      ...triple(b, kept, inner.node),
+      parentType: inner.parentType,
+      before: text.slice(changed.startIndex, inner.node.startIndex),
+      after: text.slice(inner.node.endIndex, changed.endIndex)
+    }
+  }
+  const baseInner = wrappedIn(b, changed.type)
+  const keptInner = wrappedIn(kept, changed.type)
+  if (baseInner === undefined || keptInner === undefined || !kin(baseInner.node, sides.base.text, changed, changedSide.text)) return undefined
+  const around = (side: Parsed, node: SyntaxNode, innerNode: SyntaxNode) =>
+    [side.text.slice(node.startIndex, innerNode.startIndex), side.text.slice(innerNode.endIndex, node.endIndex)]
+  const [bb, ba] = around(sides.base, b, baseInner.node)
+  const [kb, ka] = around(keptSide, kept, keptInner.node)
+  if (bb !== kb || ba !== ka) return undefined
+  return { ...triple(baseInner.node, keptInner.node, changed), parentType, before: "", after: "" }
+}
+
+/**
+ * The merge of three matched nodes of different kinds: where one side wrapped or unwrapped
+ * the element the other changed in place (`rewrapOf`), the element's merge inside the wrapping
+ * side's wrapper. Only a clean merge of the element; else `undefined`, as for other kinds.
+ */
+const rewrapped = (ctx: Context, sides: Sides, b: SyntaxNode, o: SyntaxNode, t: SyntaxNode, parentType: string | undefined): Array<Piece> | undefined => {
+  const r = rewrapOf(sides, b, o, t, parentType)
+  if (r === undefined) return undefined
+  const merged = mergeNode(ctx, sides, r.b, r.o, r.t, r.parentType)
+  if (merged === undefined || merged.some((p) => typeof p !== "string")) return undefined
+  return [r.before, ...merged, r.after]
 }
 
 const isSeparator = (node: SyntaxNode): boolean => !node.isNamed && (node.type === "," || node.type === ";" || node.type === "|")
@@ -323,6 +427,7 @@ const insertedByBoth = (
   hunks: ReadonlyArray<SideHunk>,
   baseLength: number,
   baseId: (i: number) => string | undefined,
+  baseNode: (i: number) => SyntaxNode,
   ours: ReadonlyArray<Item>,
   theirs: ReadonlyArray<Item>
 ): Set<number> | undefined => {
@@ -347,14 +452,19 @@ const insertedByBoth = (
   const theirsInserted = insertedBy(false)
   const both = [...theirsInserted.keys()].filter((id) => oursInserted.has(id))
   if (both.length === 0) return dropped
-  // An identity base has too was moved or changed, not inserted.
+  // An identity base has too was moved or changed, not inserted; so was base's element that
+  // one side wrapped or unwrapped (`export`, a decorator) under the same key.
   const known = new Set<string>()
+  const kinds = new Map<string, Array<SyntaxNode>>()
   for (let i = 0; i < baseLength; i++) {
     const id = baseId(i)
-    if (id !== undefined) known.add(id)
+    if (id === undefined) continue
+    known.add(id)
+    kinds.set(untyped(id)!, [...(kinds.get(untyped(id)!) ?? []), baseNode(i)])
   }
+  const rewrapOfBase = (id: string, node: SyntaxNode) => (kinds.get(untyped(id)!) ?? []).some((b) => rewraps(b, node))
   for (const id of both) {
-    if (known.has(id)) continue
+    if (known.has(id) || rewrapOfBase(id, ours[oursInserted.get(id)![0]!]!.node)) continue
     const text = ours[oursInserted.get(id)![0]!]!.text
     for (const i of theirsInserted.get(id)!) {
       if (theirs[i]!.text !== text) return undefined
@@ -365,6 +475,68 @@ const insertedByBoth = (
     }
   }
   return dropped
+}
+
+// Above this many base and side elements compared, a changed run is not searched for similar pairs.
+const maxSimilarPairs = 4096
+
+// The non-blank lines of a text, without their indentation, counted.
+const linesOf = (text: string): Map<string, number> => {
+  const counts = new Map<string, number>()
+  for (const line of text.split("\n")) {
+    const t = line.trim()
+    if (t !== "") counts.set(t, (counts.get(t) ?? 0) + 1)
+  }
+  return counts
+}
+
+const sizeOf = (lines: ReadonlyMap<string, number>): number => {
+  let n = 0
+  for (const c of lines.values()) n += c
+  return n
+}
+
+/**
+ * Whether two versions of an element are one element changed: at least half of the longer
+ * one's non-blank lines (indentation aside) are lines of the other too.
+ */
+const similar = (a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): boolean => {
+  let common = 0
+  for (const [line, count] of a) common += Math.min(count, b.get(line) ?? 0)
+  return common > 0 && common * 2 >= Math.max(sizeOf(a), sizeOf(b))
+}
+
+/**
+ * The elements of a changed run that have no identity, paired base to side (indices into the
+ * run) where each is the only element of its kind similar to the other (`similar`): an element
+ * changed in place among insertions and deletions around it.
+ */
+const similarPairs = (
+  base: ReadonlyArray<Item>,
+  side: ReadonlyArray<Item>,
+  baseIds: ReadonlyArray<string | undefined>,
+  sideIds: ReadonlyArray<string | undefined>
+): Array<[number, number]> => {
+  if (base.length * side.length > maxSimilarPairs) return []
+  const candidates = (items: ReadonlyArray<Item>, ids: ReadonlyArray<string | undefined>) =>
+    items.map((item, i) => ids[i] === undefined && item.node.isNamed && item.text.includes("\n") ? linesOf(item.text) : undefined)
+  const b = candidates(base, baseIds)
+  const s = candidates(side, sideIds)
+  const matches = (i: number): Array<number> =>
+    s.flatMap((lines, j) => lines !== undefined && side[j]!.node.type === base[i]!.node.type && similar(b[i]!, lines) ? [j] : [])
+  const pairs: Array<[number, number]> = []
+  const taken = new Map<number, number>()
+  for (let i = 0; i < base.length; i++) {
+    if (b[i] === undefined) continue
+    const js = matches(i)
+    if (js.length !== 1) continue
+    const j = js[0]!
+    // Each side element at most once: a second base element similar to it pairs neither.
+    if (taken.has(j)) taken.set(j, -1)
+    else taken.set(j, i)
+  }
+  for (const [j, i] of taken) if (i !== -1) pairs.push([i, j])
+  return pairs.sort((x, y) => x[0] - y[0])
 }
 
 /**
@@ -402,14 +574,24 @@ const refine = (
       const b = base[hunk.start + i]!
       const s = items[hunk.sideStart + i]!
       const id = baseId(hunk.start + i)
-      return b.node.type === s.node.type && (id === undefined || id === identityOf(sequence, s.node, text))
+      if (b.node.type === s.node.type) return id === undefined || id === identityOf(sequence, s.node, text)
+      // Wrapped or unwrapped in place (`export`, a decorator): the same element if its key is.
+      return rewraps(b.node, s.node) && (id === undefined || untyped(id) === untyped(identityOf(sequence, s.node, text)))
     })
   let pairs: Array<[number, number]> = []
   if (sameShape) pairs = Array.from({ length }, (_, i) => [hunk.start + i, hunk.sideStart + i])
   else {
-    const ids = Array.from({ length }, (_, i) => baseId(hunk.start + i) ?? `\u0001base${i}`)
-    const sideIds = items.slice(hunk.sideStart, hunk.sideEnd).map((item, i) => identityOf(sequence, item.node, text) ?? `\u0001side${i}`)
-    const m = match(ids, sideIds, () => false)
+    const sideRun = items.slice(hunk.sideStart, hunk.sideEnd)
+    const ids: Array<string | undefined> = Array.from({ length }, (_, i) => baseId(hunk.start + i))
+    const sideIds: Array<string | undefined> = sideRun.map((item) => identityOf(sequence, item.node, text))
+    // Elements without an identity are paired with their most similar counterpart, if any.
+    for (const [i, j] of similarPairs(base.slice(hunk.start, hunk.end), sideRun, ids, sideIds)) {
+      ids[i] = `\u0002similar${i}`
+      sideIds[j] = `\u0002similar${i}`
+    }
+    for (let i = 0; i < ids.length; i++) ids[i] ??= `\u0001base${i}`
+    for (let i = 0; i < sideIds.length; i++) sideIds[i] ??= `\u0001side${i}`
+    const m = match(ids as Array<string>, sideIds as Array<string>, () => false)
     if (m === undefined) return loose(hunk)
     m.forEach((s, i) => {
       if (s !== -1) pairs.push([hunk.start + i, hunk.sideStart + s])
@@ -462,7 +644,7 @@ const mergeList = (
     ...finer(mo, ours, sides.ours.text, true),
     ...finer(mt, theirs, sides.theirs.text, false)
   ].sort((x, y) => x.start - y.start || (x.end - x.start) - (y.end - y.start) || (x.ours ? -1 : 1))
-  const dropped = sequence === undefined ? new Set<number>() : insertedByBoth(sequence, sides, hunks, base.length, baseId, ours, theirs)
+  const dropped = sequence === undefined ? new Set<number>() : insertedByBoth(sequence, sides, hunks, base.length, baseId, (i) => base[i]!.node, ours, theirs)
   if (dropped === undefined) return undefined
   // In an ordered list (statements, arguments, array elements) two sides' changes touch also
   // when no element neither side changed lies between them (diff3 wants an unchanged line
@@ -486,9 +668,11 @@ const mergeList = (
     for (let i = first.end; i < second.start; i++) if (base[i]!.node.isNamed) return false
     return true
   }
+  // `binder` binds a name `reader` mentions, and the reader's side left the binding as it was.
+  const unseenBinding = (binder: SideHunk, reader: SideHunk): boolean => lonely(binder) && bindsReadBy(versions(binder), versions(reader))
   const touch = (g: SideHunk, h: SideHunk): boolean =>
     g.ours !== h.ours && (overlaps(g, h) ||
-      (ordered && (orderedHunk(g) || orderedHunk(h)) && adjacent(g, h) && lonely(g) && lonely(h) && dependent(versions(g), versions(h))))
+      (ordered && (orderedHunk(g) || orderedHunk(h)) && adjacent(g, h) && (unseenBinding(g, h) || unseenBinding(h, g))))
   // Groups of hunks that touch the same children (transitively).
   const groups: Array<Array<SideHunk>> = []
   for (const h of hunks) {
@@ -576,7 +760,11 @@ const mergeList = (
     }
     if (
       baseItems.length > 0 && oursItems.length === baseItems.length && theirsItems.length === baseItems.length &&
-      baseItems.every((item, i) => item.node.type === oursItems[i]!.node.type && item.node.type === theirsItems[i]!.node.type)
+      baseItems.every((item, i) => {
+        const o = oursItems[i]!.node
+        const t = theirsItems[i]!.node
+        return (item.node.type === o.type && item.node.type === t.type) || rewrapOf(sides, item.node, o, t, lists.b.type) !== undefined
+      })
     ) {
       // The same children changed on both sides: merge them pairwise.
       let narrowed = true

@@ -1,0 +1,7 @@
+export function bind(button, log) {
+  const onClick = (event) => {
+    log.info("clicked", event.target.id, event.timeStamp);
+    button.disable();
+  };
+  button.addEventListener("click", onClick);
+}

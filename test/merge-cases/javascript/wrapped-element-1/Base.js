@@ -1,0 +1,21 @@
+import { progressReducer } from "./progress.js";
+
+const supported = typeof fetch === "function";
+
+const fetchAdapter = async (config) => {
+  let { url, data, onUploadProgress } = config;
+
+  try {
+    if (onUploadProgress && streams && config.method !== "get") {
+      const length = await bodyLength(data);
+      data = track(data, progressReducer(onUploadProgress));
+    }
+
+    const response = await fetch(url, { body: data });
+    return settle(response, config);
+  } catch (err) {
+    throw wrapError(err, config);
+  }
+};
+
+export default fetchAdapter;

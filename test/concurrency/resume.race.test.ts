@@ -7,12 +7,12 @@
  * every child applied exactly once, and outcomes that say what happened (the uninterrupted
  * run's). Repeated over several crashed runs.
  */
-import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BIN, buildCli, makeSandbox, removeSandboxes, ROOT, runCli, writeTree } from "../../packages/cli/test/helpers.ts"
+import { buildCli, makeSandbox, removeSandboxes, runCli, writeTree } from "../../packages/cli/test/helpers.ts"
 import { readRecords } from "../support/history.ts"
+import { type HoldPoint, startHeld, writeHoldHook } from "../support/statementHold.ts"
 import { crashCase, crashPlan, filesAfter } from "../support/joinCrash.ts"
 import { filesOnly, readTree } from "../support/tree.ts"
 
@@ -20,62 +20,18 @@ beforeAll(buildCli)
 afterAll(removeSandboxes)
 
 const ROUNDS = 6
-const REACHED = "forkjoin-test: reached the merge run\n"
 
-// Loaded with --require into each resume: at the process's first read of a merge run it says
-// so on stderr (a pipe: written at once) and blocks until the test writes to its gate FIFO.
-const HOOK = `
-const fs = require("node:fs")
-const Database = require("node:module").createRequire(${JSON.stringify(path.join(ROOT, "packages/cli/dist/forkjoin.cjs"))})("better-sqlite3")
-const probe = new Database(":memory:")
-const proto = Object.getPrototypeOf(probe.prepare("SELECT 1"))
-probe.close()
-const get = proto.get
-let held = false
-proto.get = function (...params) {
-  if (!held && this.source === "SELECT run_id, run_json FROM merge_runs WHERE run_id = ?") {
-    held = true
-    fs.writeSync(2, ${JSON.stringify(REACHED)})
-    fs.readFileSync(process.env.FORKJOIN_TEST_GATE)
-  }
-  return get.apply(this, params)
-}
-`
-
-interface Resume {
-  readonly reached: Promise<void>
-  readonly ended: Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>
-  readonly release: () => Promise<void>
+// Each resume is held at its first read of a merge run (the start of the resume proper).
+const AT_THE_RUN: HoldPoint = {
+  method: "get",
+  source: /^SELECT run_id, run_json FROM merge_runs WHERE run_id = \?$/,
+  after: false,
+  reached: "forkjoin-test: reached the merge run\n"
 }
 
 /** One `run --resume` held at its first read of the run until `release`. */
-const startResume = (dir: string, ws: string, runId: string, k: number, hook: string): Resume => {
-  const gate = path.join(dir, `gate-${k}`)
-  execFileSync("mkfifo", [gate])
-  const { FORKJOIN_FAULT: _f, ...inherited } = process.env
-  const child = spawn(process.execPath, ["--require", hook, BIN, "run", "--resume", runId, "--workspace", ws, "--json"], {
-    cwd: ROOT,
-    env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_TEST_GATE: gate },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let stdout = ""
-  let stderr = ""
-  let reached!: () => void
-  const reachedP = new Promise<void>((resolve) => (reached = resolve))
-  let isHeld = false
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString()
-    if (!isHeld && stderr.includes(REACHED)) {
-      isHeld = true
-      reached()
-    }
-  })
-  const ended = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("close", (code) => resolve({ code, stdout, stderr: stderr.replace(REACHED, "") }))
-  )
-  return { reached: reachedP, ended, release: () => (isHeld ? fs.promises.writeFile(gate, "go") : Promise.resolve()) }
-}
+const startResume = (dir: string, ws: string, runId: string, k: number, hook: string) =>
+  startHeld(dir, k, hook, AT_THE_RUN, ["run", "--resume", runId, "--workspace", ws, "--json"])
 
 const liveFiles = (ws: string): Record<string, string> =>
   Object.fromEntries([...filesOnly(readTree(ws))].filter(([p]) => !p.startsWith(".forkjoin/")))
@@ -84,7 +40,7 @@ describe("two concurrent resumes of one run", () => {
   it(`${ROUNDS} crashed runs, each resumed twice at once: one finishes it, the other is run_busy; no child lost or applied twice, true outcomes`, async () => {
     const { dir: hookDir } = makeSandbox()
     const hook = path.join(hookDir, "hold.cjs")
-    fs.writeFileSync(hook, HOOK)
+    writeHoldHook(hook, AT_THE_RUN)
     for (let round = 0; round < ROUNDS; round++) {
       const c = crashCase(400 + round)
       const { dir, ws } = makeSandbox()

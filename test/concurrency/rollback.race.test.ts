@@ -6,89 +6,33 @@
  * (`rollback:<id>`, none left open), the other that it waits for one more; history holds one
  * `rollback:<id>` record with both resolutions in it, and resolving either again adds none.
  */
-import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BIN, buildCli, makeSandbox, patch, removeSandboxes, ROOT, runCli, writeTree } from "../../packages/cli/test/helpers.ts"
+import { buildCli, makeSandbox, removeSandboxes, writeTree } from "../../packages/cli/test/helpers.ts"
 import { cliJson, recordsOf, textAt } from "../../packages/cli/test/joinHelpers.ts"
+import { apply, at, TEN } from "../../packages/cli/test/rollbackHelpers.ts"
+import { type HoldPoint, startHeld, writeHoldHook } from "../support/statementHold.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
 
 const ROUNDS = 4
-const REACHED = "forkjoin-test: read the rollback's conflicts\n"
-const TEN = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
-const at = (text: string, line: number, to: string) => text.split("\n").map((l, i) => (i === line - 1 ? to : l)).join("\n")
 
-// Loaded with --require into each resolve: after the process's first read of the held
-// rollbacks' conflicts it says so on stderr and blocks until the test writes to its gate FIFO.
-const HOOK = `
-const fs = require("node:fs")
-const Database = require("node:module").createRequire(${JSON.stringify(path.join(ROOT, "packages/cli/dist/forkjoin.cjs"))})("better-sqlite3")
-const probe = new Database(":memory:")
-const proto = Object.getPrototypeOf(probe.prepare("SELECT 1"))
-probe.close()
-const all = proto.all
-let held = false
-proto.all = function (...params) {
-  const rows = all.apply(this, params)
-  if (!held && /FROM merge_conflicts WHERE environment_id = \\? AND run_id IS NULL ORDER BY/.test(this.source)) {
-    held = true
-    fs.writeSync(2, ${JSON.stringify(REACHED)})
-    fs.readFileSync(process.env.FORKJOIN_TEST_GATE)
-  }
-  return rows
-}
-`
-
-interface Held {
-  readonly reached: Promise<void>
-  readonly ended: Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>
-  readonly release: () => Promise<void>
+// Each resolve is held once it has read the held rollbacks' conflicts (both still open).
+const AFTER_READING: HoldPoint = {
+  method: "all",
+  source: /FROM merge_conflicts WHERE environment_id = \? AND run_id IS NULL ORDER BY/,
+  after: true,
+  reached: "forkjoin-test: read the rollback's conflicts\n"
 }
 
-/** `forkjoin resolve ID --apply`, held after its first read of the rollback's conflicts until `release`. */
-const startResolve = (dir: string, ws: string, conflictId: string, k: number, hook: string): Held => {
-  const gate = path.join(dir, `gate-${k}`)
-  execFileSync("mkfifo", [gate])
-  const { FORKJOIN_FAULT: _f, ...inherited } = process.env
-  const child = spawn(process.execPath, ["--require", hook, BIN, "resolve", conflictId, "--apply", "--workspace", ws, "--json"], {
-    cwd: ROOT,
-    env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_TEST_GATE: gate },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let stdout = ""
-  let stderr = ""
-  let reached!: () => void
-  const reachedP = new Promise<void>((resolve) => (reached = resolve))
-  let isHeld = false
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString()
-    if (!isHeld && stderr.includes(REACHED)) {
-      isHeld = true
-      reached()
-    }
-  })
-  const ended = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("close", (code) => resolve({ code, stdout, stderr: stderr.replace(REACHED, "") }))
-  )
-  return { reached: reachedP, ended, release: () => (isHeld ? fs.promises.writeFile(gate, "go") : Promise.resolve()) }
-}
-
-/** Applies `body` as one patch; its transaction id. */
-const apply = (ws: string, ...body: ReadonlyArray<string>): string => {
-  const out = runCli(["apply", "-", "--workspace", ws, "--json"], { stdin: patch(...body) })
-  expect(out.status, out.stderr).toBe(0)
-  return JSON.parse(out.stdout).record.transactionId
-}
 
 describe("the last two conflicts of a held rollback resolved at once", () => {
   it(`${ROUNDS} rounds of two resolves held together after reading both open: exactly one applies the rollback, once`, async () => {
     const { dir: hookDir } = makeSandbox()
     const hook = path.join(hookDir, "hold.cjs")
-    fs.writeFileSync(hook, HOOK)
+    writeHoldHook(hook, AFTER_READING)
     let together = 0
     for (let round = 0; round < ROUNDS; round++) {
       const { dir, ws } = makeSandbox()
@@ -98,7 +42,7 @@ describe("the last two conflicts of a held rollback resolved at once", () => {
       const ids = [`rollback:${first}:f.txt`, `rollback:${first}:h.txt`]
       expect(cliJson(["rollback", first, "--workspace", ws]).json.error.conflictIds).toEqual(ids)
 
-      const resolves = ids.map((id, k) => startResolve(dir, ws, id, k, hook))
+      const resolves = ids.map((id, k) => startHeld(dir, k, hook, AFTER_READING, ["resolve", id, "--apply", "--workspace", ws, "--json"]))
       // Both held at once after their read, or (never expected) one ended while the other is held.
       const states = await Promise.all(resolves.map((r) => Promise.race([r.reached.then(() => "held"), r.ended.then(() => "ended")])))
       if (states.every((s) => s === "held")) together++

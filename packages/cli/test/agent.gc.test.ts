@@ -7,29 +7,16 @@
  * SIGKILLed at the same point, nothing holds them: gc collects both at once. A `forkjoin mcp`
  * connection is live the same way while it is open.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Conversation, startModelServer, type Turn } from "../../drivers/test/support/modelServer.ts"
-import { BIN, buildCli, json, makeSandbox, patch, removeSandboxes, ROOT, runCli } from "./helpers.ts"
+import { type Conversation, type Turn } from "../../drivers/test/support/modelServer.ts"
+import { ageFiles, startHeldCli } from "./heldCli.ts"
+import { buildCli, json, makeSandbox, patch, removeSandboxes, runCli } from "./helpers.ts"
 import { connectMcp, observationOf } from "./mcpClient.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
-
-const DAY = 86_400_000
-
-/** Dates every entry below `dir` (and `dir` itself) back by `days`. */
-const ageFiles = (dir: string, days: number) => {
-  const at = new Date(Date.now() - days * DAY)
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const abs = path.join(dir, e.name)
-    if (e.isDirectory()) ageFiles(abs, days)
-    else fs.utimesSync(abs, at, at)
-  }
-  fs.utimesSync(dir, at, at)
-}
 
 /**
  * Starts `forkjoin agent` whose parent forks one child (it adds docs/a.md), then holds the
@@ -38,52 +25,23 @@ const ageFiles = (dir: string, days: number) => {
  */
 const startHeldAgent = async () => {
   const { ws } = makeSandbox()
-  let reached!: () => void
-  const reachedModel = new Promise<void>((resolve) => (reached = resolve))
-  let release!: () => void
-  const released = new Promise<void>((resolve) => (release = resolve))
-  const script = (c: Conversation): Turn => {
+  const script = (c: Conversation, hold: (turn: Turn) => Turn): Turn => {
     if (c.system.startsWith("You are the parent")) {
       if (c.turn === 0) {
         return { calls: [{ name: "run_subagents", args: { tasks: [{ id: "docs", mode: "transactional_write", writeScope: ["docs"], prompt: "write docs" }] } }] }
       }
-      reached()
-      return { later: released.then(() => ({ calls: [{ name: "finish", args: {} }] })) }
+      return hold({ calls: [{ name: "finish", args: {} }] })
     }
     if (c.turn > 0) return { calls: [{ name: "finish", args: {} }] }
     return { calls: [{ name: "apply_patch", args: { patch: "*** Begin Patch\n*** Add File: docs/a.md\n+a\n*** End Patch" } }] }
   }
-  const server = await startModelServer("openai", script)
-  const { FORKJOIN_FAULT: _f, OPENAI_API_KEY: _k, ...inherited } = process.env
-  const child = spawn(process.execPath, [BIN, "agent", "write the docs", "--workspace", ws, "--model", "m", "--json"], {
-    cwd: ROOT,
-    env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_AUTONOMY: "bold", OPENAI_BASE_URL: server.url },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let stdout = ""
-  let stderr = ""
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })))
-  await Promise.race([reachedModel, exited.then(() => Promise.reject(new Error(`forkjoin agent ended before its parent's second turn: ${stdout}${stderr}`)))])
+  const held = await startHeldCli(["agent", "write the docs", "--workspace", ws, "--model", "m", "--json"], script)
   const runsDir = path.join(ws, ".forkjoin", "runs")
   const names = fs.readdirSync(runsDir).sort()
   const agentId = names.find((n) => n.startsWith("agent-"))!
   const runId = names.find((n) => !n.startsWith("agent-"))!
   expect(names, "one session folder and the run it started").toEqual([agentId, runId].sort())
-  return {
-    ws,
-    agentId,
-    runId,
-    folders: [path.join(runsDir, agentId), path.join(runsDir, runId)],
-    release,
-    kill: () => child.kill("SIGKILL"),
-    ended: async () => {
-      const r = await exited
-      await server.close()
-      return { ...r, stdout, stderr }
-    }
-  }
+  return { ...held, ws, agentId, runId, folders: [path.join(runsDir, agentId), path.join(runsDir, runId)] }
 }
 
 const gcJson = (ws: string) => {

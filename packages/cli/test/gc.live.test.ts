@@ -5,34 +5,21 @@
  * applied; the same for `run --export-only`, whose exported changeset stays. After the run's process is SIGKILLed at the same point, nothing holds the run any
  * more: gc collects it at once.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Conversation, startModelServer, type Turn } from "../../drivers/test/support/modelServer.ts"
-import { BIN, buildCli, makeSandbox, removeSandboxes, ROOT, runCli, writeTree } from "./helpers.ts"
+import { type Conversation, type Turn } from "../../drivers/test/support/modelServer.ts"
+import { ageFiles, startHeldCli } from "./heldCli.ts"
+import { buildCli, makeSandbox, removeSandboxes, runCli, writeTree } from "./helpers.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
-
-const DAY = 86_400_000
 
 /** The plan: one prompt child writing `docs/note.md`. */
 const planIn = (dir: string) => {
   const planFile = path.join(dir, "plan.json")
   fs.writeFileSync(planFile, JSON.stringify({ schemaVersion: 1, tasks: [{ id: "docs", mode: "transactional_write", writeScope: ["docs"], prompt: "write docs" }] }))
   return planFile
-}
-
-/** Dates every entry below `dir` (and `dir` itself) back by `days`. */
-const ageFiles = (dir: string, days: number) => {
-  const at = new Date(Date.now() - days * DAY)
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const abs = path.join(dir, e.name)
-    if (e.isDirectory()) ageFiles(abs, days)
-    else fs.utimesSync(abs, at, at)
-  }
-  fs.utimesSync(dir, at, at)
 }
 
 /**
@@ -42,43 +29,15 @@ const ageFiles = (dir: string, days: number) => {
 const startHeldRun = async (extra: ReadonlyArray<string> = []) => {
   const { dir, ws } = makeSandbox()
   writeTree(ws, { "forkjoin.config.json": JSON.stringify({ models: { model: "test-model" } }) })
-  let reached!: () => void
-  const reachedModel = new Promise<void>((resolve) => (reached = resolve))
-  let release!: () => void
-  const released = new Promise<void>((resolve) => (release = resolve))
-  const script = (c: Conversation): Turn => {
+  const script = (c: Conversation, hold: (turn: Turn) => Turn): Turn => {
     if (c.turn > 0) return { calls: [{ name: "finish", args: {} }] }
-    reached()
-    return { later: released.then(() => ({ calls: [{ name: "apply_patch", args: { patch: "*** Begin Patch\n*** Add File: docs/note.md\n+by docs\n*** End Patch" } }] })) }
+    return hold({ calls: [{ name: "apply_patch", args: { patch: "*** Begin Patch\n*** Add File: docs/note.md\n+by docs\n*** End Patch" } }] })
   }
-  const server = await startModelServer("openai", script)
-  const { FORKJOIN_FAULT: _f, OPENAI_API_KEY: _k, ...inherited } = process.env
-  const child = spawn(process.execPath, [BIN, "run", planIn(dir), "--workspace", ws, "--json", ...extra], {
-    cwd: ROOT,
-    env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_AUTONOMY: "bold", OPENAI_BASE_URL: server.url },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let stdout = ""
-  let stderr = ""
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })))
-  await Promise.race([reachedModel, exited.then(() => Promise.reject(new Error(`forkjoin run ended before its child asked the model: ${stdout}${stderr}`)))])
+  const held = await startHeldCli(["run", planIn(dir), "--workspace", ws, "--json", ...extra], script)
   const runs = path.join(ws, ".forkjoin", "runs")
   const names = fs.readdirSync(runs)
   expect(names).toHaveLength(1)
-  return {
-    ws,
-    runId: names[0]!,
-    folder: path.join(runs, names[0]!),
-    release,
-    kill: () => child.kill("SIGKILL"),
-    ended: async () => {
-      const r = await exited
-      await server.close()
-      return { ...r, stdout, stderr }
-    }
-  }
+  return { ...held, ws, runId: names[0]!, folder: path.join(runs, names[0]!) }
 }
 
 describe("forkjoin gc beside a live run", () => {

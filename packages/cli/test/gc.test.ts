@@ -13,6 +13,7 @@ import Database from "better-sqlite3"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ageFiles } from "./heldCli.ts"
 import { buildCli, defaultDb, patch, removeSandboxes, runCli, short8 } from "./helpers.ts"
 import { editTask, makeCase, planOf, recordsOf } from "./joinHelpers.ts"
 
@@ -84,17 +85,6 @@ const ageMergeRun = (ws: string, runId: string, days: number) => {
   } finally {
     db.close()
   }
-}
-
-/** Dates every entry below `dir` (and `dir` itself) back by `days`. */
-const ageFiles = (dir: string, days: number) => {
-  const at = new Date(Date.now() - days * DAY)
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const abs = path.join(dir, e.name)
-    if (e.isDirectory()) ageFiles(abs, days)
-    else fs.utimesSync(abs, at, at)
-  }
-  fs.utimesSync(dir, at, at)
 }
 
 describe("forkjoin gc", () => {

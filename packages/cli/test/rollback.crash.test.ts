@@ -8,21 +8,14 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildCli, makeSandbox, patch, removeSandboxes, runCli, workspaceTree, writeTree } from "./helpers.ts"
+import { buildCli, makeSandbox, removeSandboxes, runCli, workspaceTree, writeTree } from "./helpers.ts"
 import { cliJson, recordsOf, textAt } from "./joinHelpers.ts"
+import { apply, at, TEN } from "./rollbackHelpers.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
 
-const TEN = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
-const at = (text: string, line: number, to: string) => text.split("\n").map((l, i) => (i === line - 1 ? to : l)).join("\n")
 
-/** Applies `body` as one patch; its transaction id. */
-const apply = (ws: string, ...body: ReadonlyArray<string>): string => {
-  const out = runCli(["apply", "-", "--workspace", ws, "--json"], { stdin: patch(...body) })
-  expect(out.status, out.stderr).toBe(0)
-  return JSON.parse(out.stdout).record.transactionId
-}
 
 /** A rollback held on f.txt and h.txt, f.txt discarded, the resolve of h.txt killed after recording it. */
 const killedLastResolve = () => {

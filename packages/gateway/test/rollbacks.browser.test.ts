@@ -9,10 +9,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { pageFixture, untilShown } from "./browserSupport.ts"
+import { at, TEN } from "../../cli/test/rollbackHelpers.ts"
 import { buildCli, makeWorkspace, patchOf, runCli } from "./support.ts"
-
-const TEN = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
-const at = (text: string, line: number, to: string) => text.split("\n").map((l, i) => (i === line - 1 ? to : l)).join("\n")
 
 let first: string
 let foreign: string

@@ -9,7 +9,8 @@
  * - `verify:after-rollback:<n>`: SIGKILL right after the n-th rollback of a failed
  *   verification, before the child's outcome is recorded;
  * - `resolve:after-claim`: SIGKILL right after `forkjoin resolve` found, under the workspace
- *   lock, that the conflict is still its to resolve, before its transaction is journaled;
+ *   lock, that the conflict is still its to resolve, before its transaction is journaled (a
+ *   held rollback's: right after its last resolution is recorded, before the rollback is applied);
  * - `resolve:before-record`: SIGKILL right after the resolution's transaction committed, still
  *   under the lock, before the resolution is recorded on the conflict;
  * - `resolve:after-commit`: SIGKILL right after the resolution's transaction committed and was

@@ -11,7 +11,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mcpSession } from "../../cli/test/mcpClient.ts"
-import { buildCli, call, makeWorkspace, runCli, type Started, start, tokenFor } from "./support.ts"
+import { buildCli, call, makeWorkspace, runCli, runCliAsync, type Started, start, tokenFor } from "./support.ts"
 
 let gw: Started
 let w: ReturnType<typeof makeWorkspace>
@@ -29,7 +29,7 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(legacy, "transcript.json"), JSON.stringify({ schemaVersion: 1, usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 }, messages: [] }))
   for (const s of JSON.parse(runCli(["agents", "--workspace", w.ws, "--json"]).stdout).agents) ids[s.threadId ?? "none"] = s.agentId
   gw = await start({ root: w.ws, pollMs: 50 })
-}, 120_000)
+})
 
 afterAll(async () => {
   await gw?.stop()
@@ -39,7 +39,7 @@ afterAll(async () => {
 describe("agent sessions through the gateway", () => {
   it("a token sees only its thread's sessions, in the schema of forkjoin agents --json", async () => {
     expect(Object.keys(ids).sort()).toEqual(["alpha", "beta", "none"])
-    const cli = JSON.parse(runCli(["agents", "--workspace", w.ws, "--json"]).stdout).agents
+    const cli = JSON.parse((await runCliAsync(["agents", "--workspace", w.ws, "--json"], {})).stdout).agents
     for (const thread of ["alpha", "beta"]) {
       const token = (await tokenFor(w.db, thread)).token
       const r = await call(`${gw.url}/v1/agents`, { token })
@@ -55,7 +55,7 @@ describe("agent sessions through the gateway", () => {
     const token = (await tokenFor(w.db, "alpha")).token
     const r = await call(`${gw.url}/v1/agents/${ids["alpha"]}`, { token })
     expect(r.status, r.text).toBe(200)
-    const cli = JSON.parse(runCli(["agents", ids["alpha"]!, "--workspace", w.ws, "--json"]).stdout)
+    const cli = JSON.parse((await runCliAsync(["agents", ids["alpha"]!, "--workspace", w.ws, "--json"], {})).stdout)
     expect(r.json).toEqual({ ...cli, agent: { ...cli.agent, session: { ...cli.agent.session, transcript: path.relative(w.ws, cli.agent.session.transcript) } } })
     expect(r.json.agent.toolCalls.map((c: any) => c.name)).toEqual(["apply_patch", "run_subagents"])
     expect(r.json.runs.map((x: any) => [x.runId, x.outcomes.map((o: any) => o.childId)])).toEqual([[runId, ["docs"]]])

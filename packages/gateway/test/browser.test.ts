@@ -6,29 +6,16 @@
  * that child. Screenshots go to a folder under the OS temp dir and are copied to
  * `.ci/artifacts/screenshots/`.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { pageFixture, shot, untilShown } from "./browserSupport.ts"
-import { BIN, buildCli, conflictCase, tokenFor } from "./support.ts"
+import { buildCli, conflictCase, runCliAsync, tokenFor } from "./support.ts"
 
 const fx = pageFixture(() => {
   buildCli()
   return conflictCase()
 })
-
-/** `forkjoin run` in another process, as a person would start it while the page is open. */
-const runPlan = (ws: string, planFile: string) =>
-  new Promise<{ code: number | null; stdout: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, "run", planFile, "--workspace", ws, "--json"], {
-      env: { ...process.env, NO_COLOR: "1", FORKJOIN_AUTONOMY: "bold" },
-      stdio: ["ignore", "pipe", "ignore"]
-    })
-    let stdout = ""
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-    child.on("exit", (code) => resolve({ code, stdout }))
-  })
 
 describe("the history page", () => {
   it("follows a forkjoin run live, shows diffs and file history, and resolves the conflict by clicking", async () => {
@@ -39,8 +26,9 @@ describe("the history page", () => {
     expect(new URL(page.url()).hash).toBe("")
     await shot(page, "01-logged-in")
 
-    const run = await runPlan(fx.w.ws, fx.w.planFile)
-    expect(run.code).toBe(1)
+    // In another process, as a person would start it while the page is open.
+    const run = await runCliAsync(["run", fx.w.planFile, "--workspace", fx.w.ws, "--json"], {})
+    expect(run.status, run.stderr).toBe(1)
     const runId = JSON.parse(run.stdout).runId as string
     // Live: the run, its outcomes and the held conflict arrive through the event stream.
     const runItem = page.locator(`[data-testid=run][data-run="${runId}"]`)

@@ -25,7 +25,7 @@ beforeAll(async () => {
   cli = (await tokenFor(c.db, "cli")).token
   firstChild = (await tokenFor(c.db, `${runId}/first`)).token
   stranger = (await tokenFor(c.db, "stranger")).token
-}, 60_000)
+})
 
 afterAll(async () => {
   await gw?.stop()

@@ -174,7 +174,14 @@ export const BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname),
 /** Rebuilds the CLI bundle from the current sources (once per test run). */
 export { buildCli } from "../../cli/test/helpers.ts"
 
-/** Runs `forkjoin ARGS` (mutating children at `bold`, as scratch workspaces need). */
+/**
+ * Runs `forkjoin ARGS` without blocking this process: for while a gateway runs in it. A synchronous
+ * run stalls the server, and a request sent after one that outlasts the server's keep-alive races
+ * the connection's overdue close (a reset).
+ */
+export { runCliAsync } from "../../cli/test/helpers.ts"
+
+/** Runs `forkjoin ARGS` (mutating children at `bold`, as scratch workspaces need); before a gateway starts, or with none in this process. */
 export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const r = spawnSync(process.execPath, [BIN, ...args], {
     encoding: "utf8",

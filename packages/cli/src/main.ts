@@ -16,42 +16,70 @@ import type { FileSystem } from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import type { Path } from "effect/Path"
 import { ChildProcessSpawner, make as makeSpawner } from "effect/process/ChildProcessSpawner"
-import { agent } from "./AgentCommand.ts"
-import { agents } from "./AgentsCommand.ts"
-import { apply } from "./ApplyCommand.ts"
-import { conflicts } from "./ConflictsCommand.ts"
-import { demo } from "./DemoCommand.ts"
-import { config, gate, keygen } from "./GateCommand.ts"
-import { gc } from "./GcCommand.ts"
-import { history } from "./HistoryCommand.ts"
-import { mcp } from "./McpCommand.ts"
-import { mergeDriver } from "./MergeDriverCommand.ts"
-import { mergeFile } from "./MergeFileCommand.ts"
 import { processExitCode } from "./internal/errors.ts"
 import { helpWidth, layerFormatter } from "./internal/helpWrap.ts"
 import { layerPresenter, presentUsageErrors, unknownCommandInHelp, wantsJson } from "./internal/usage.ts"
-import { probe } from "./ProbeCommand.ts"
-import { repair } from "./RepairCommand.ts"
-import { resolve } from "./ResolveCommand.ts"
-import { rollback } from "./RollbackCommand.ts"
-import { run } from "./RunCommand.ts"
-import { runs } from "./RunsCommand.ts"
-import { schema } from "./SchemaCommand.ts"
-import { serve } from "./ServeCommand.ts"
-import { status } from "./StatusCommand.ts"
-import { token } from "./TokenCommand.ts"
 
 // Inlined by scripts/build.mjs from the root package.json "version".
 declare const __FORKJOIN_VERSION__: string
 const VERSION = typeof __FORKJOIN_VERSION__ === "string" ? __FORKJOIN_VERSION__ : "0.0.0-dev"
 
-const forkjoin = Command.make("forkjoin").pipe(
-  Command.withDescription(
-    "Parallel AI coding agents that edit one workspace safely: one native patch engine applies every change " +
-      "all or nothing."
-  ),
-  Command.withSubcommands([apply, run, runs, conflicts, resolve, rollback, status, repair, gc, history, schema, probe, gate, keygen, config, serve, token, agent, agents, mcp, mergeFile, mergeDriver, demo])
-)
+// Every subcommand, in the order help lists them, with the module that defines it. A start
+// loads only the definition of the subcommand it runs (evaluating all of them is a tenth of an
+// apply); help, completions, a bare --version and anything unknown load them all.
+const subcommands = {
+  apply: () => import("./ApplyCommand.ts").then((m) => m.apply),
+  run: () => import("./RunCommand.ts").then((m) => m.run),
+  runs: () => import("./RunsCommand.ts").then((m) => m.runs),
+  conflicts: () => import("./ConflictsCommand.ts").then((m) => m.conflicts),
+  resolve: () => import("./ResolveCommand.ts").then((m) => m.resolve),
+  rollback: () => import("./RollbackCommand.ts").then((m) => m.rollback),
+  status: () => import("./StatusCommand.ts").then((m) => m.status),
+  repair: () => import("./RepairCommand.ts").then((m) => m.repair),
+  gc: () => import("./GcCommand.ts").then((m) => m.gc),
+  history: () => import("./HistoryCommand.ts").then((m) => m.history),
+  schema: () => import("./SchemaCommand.ts").then((m) => m.schema),
+  probe: () => import("./ProbeCommand.ts").then((m) => m.probe),
+  gate: () => import("./GateCommand.ts").then((m) => m.gate),
+  keygen: () => import("./GateCommand.ts").then((m) => m.keygen),
+  config: () => import("./GateCommand.ts").then((m) => m.config),
+  serve: () => import("./ServeCommand.ts").then((m) => m.serve),
+  token: () => import("./TokenCommand.ts").then((m) => m.token),
+  agent: () => import("./AgentCommand.ts").then((m) => m.agent),
+  agents: () => import("./AgentsCommand.ts").then((m) => m.agents),
+  mcp: () => import("./McpCommand.ts").then((m) => m.mcp),
+  "merge-file": () => import("./MergeFileCommand.ts").then((m) => m.mergeFile),
+  "merge-driver": () => import("./MergeDriverCommand.ts").then((m) => m.mergeDriver),
+  demo: () => import("./DemoCommand.ts").then((m) => m.demo)
+}
+
+type Subcommand = Awaited<ReturnType<(typeof subcommands)[keyof typeof subcommands]>>
+
+const isSubcommand = (name: string | undefined): name is keyof typeof subcommands =>
+  name !== undefined && Object.hasOwn(subcommands, name)
+
+/** The `forkjoin` command with the subcommands `argv` can reach: the one it names first, or all. */
+const forkjoinFor = (argv: ReadonlyArray<string>) =>
+  Effect.promise((): Promise<ReadonlyArray<Subcommand>> => {
+    const first = argv[0]
+    // The version needs no subcommand; anything else starting with a flag (help, completions) all.
+    const names = isSubcommand(first)
+      ? [first]
+      : argv.length === 1 && (first === "--version" || first === "-v")
+      ? []
+      : Object.keys(subcommands).filter(isSubcommand)
+    return Promise.all(names.map((name) => subcommands[name]()))
+  }).pipe(
+    Effect.map((commands) =>
+      Command.make("forkjoin").pipe(
+        Command.withDescription(
+          "Parallel AI coding agents that edit one workspace safely: one native patch engine applies every change " +
+            "all or nothing."
+        ),
+        Command.withSubcommands(commands)
+      )
+    )
+  )
 
 // Built-ins kept: --help, --version, --completions. Dropped: --log-level (forkjoin logs nothing
 // yet) and --wizard (interactive prompts do not fit a tool driven by agents and scripts).
@@ -69,14 +97,16 @@ for (const stream of [process.stdout, process.stderr]) {
 // What Command.run reads from Stdio on Node; usage errors choose text or JSON from it too.
 const argv = process.argv.slice(2)
 
-// effect/cli answers `--help` before it reports an unknown command, with the help of the last
-// command it knew (exit 0): report the unknown command instead, as without --help (exit 2).
-const unknown = unknownCommandInHelp(forkjoin, argv)
-const program = unknown === undefined
-  ? Command.run(forkjoin, { version: VERSION })
-  : presentUsageErrors(unknown.commandPath, [unknown.error], wantsJson(argv)).pipe(
-    Effect.andThen(Effect.fail(new CliError.ShowHelp({ commandPath: unknown.commandPath, errors: [unknown.error] })))
-  )
+const program = Effect.flatMap(forkjoinFor(argv), (forkjoin) => {
+  // effect/cli answers `--help` before it reports an unknown command, with the help of the last
+  // command it knew (exit 0): report the unknown command instead, as without --help (exit 2).
+  const unknown = unknownCommandInHelp(forkjoin, argv)
+  return unknown === undefined
+    ? Command.run(forkjoin, { version: VERSION })
+    : presentUsageErrors(unknown.commandPath, [unknown.error], wantsJson(argv)).pipe(
+      Effect.andThen(Effect.fail(new CliError.ShowHelp({ commandPath: unknown.commandPath, errors: [unknown.error] })))
+    )
+})
 
 // effect/cli's environment names a process spawner, but forkjoin starts its children with
 // node:child_process itself: Node's spawner (node:child_process, node:net: tens of ms) is loaded

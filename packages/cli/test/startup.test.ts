@@ -80,6 +80,9 @@ describe("a start-up evaluates only what its command uses", () => {
       // The engine's error and progress types are shared with the command wiring; its program is not.
       expect(sources.filter((s) => /^packages\/(history\/|engine\/src\/(Engine|internal\/))/.test(s))).toEqual([])
       expect(trace.required().filter((r) => /better-sqlite3|lz4-napi|child_process/.test(r))).toEqual([])
+      // A bare --version builds no subcommand; help lists them all.
+      const definitions = sources.filter((s) => /^packages\/cli\/src\/\w+Command\.ts$/.test(s))
+      expect(definitions.length).toBe(args[0] === "--version" ? 0 : 21)
     }
   })
 
@@ -94,6 +97,8 @@ describe("a start-up evaluates only what its command uses", () => {
     const sources = trace.evaluated()
     expect(sources).toContain("packages/engine/src/Engine.ts")
     expect(heavyIn(sources)).toEqual([])
+    // Only apply's definition: the other subcommands are neither built nor loaded.
+    expect(sources.filter((s) => /^packages\/cli\/src\/\w+Command\.ts$/.test(s))).toEqual(["packages/cli/src/ApplyCommand.ts"])
     // forkjoin spawns no process for an apply: Node's spawner stays unloaded.
     expect(trace.required().filter((r) => /child_process/.test(r))).toEqual([])
   })

@@ -481,7 +481,7 @@ const insertedByBoth = (
 const maxSimilarPairs = 4096
 
 // The non-blank lines of a text, without their indentation, counted.
-const linesOf = (text: string): Map<string, number> => {
+const lineCounts = (text: string): Map<string, number> => {
   const counts = new Map<string, number>()
   for (const line of text.split("\n")) {
     const t = line.trim()
@@ -519,23 +519,18 @@ const similarPairs = (
 ): Array<[number, number]> => {
   if (base.length * side.length > maxSimilarPairs) return []
   const candidates = (items: ReadonlyArray<Item>, ids: ReadonlyArray<string | undefined>) =>
-    items.map((item, i) => ids[i] === undefined && item.node.isNamed && item.text.includes("\n") ? linesOf(item.text) : undefined)
+    items.map((item, i) => ids[i] === undefined && item.node.isNamed && item.text.includes("\n") ? lineCounts(item.text) : undefined)
   const b = candidates(base, baseIds)
   const s = candidates(side, sideIds)
-  const matches = (i: number): Array<number> =>
-    s.flatMap((lines, j) => lines !== undefined && side[j]!.node.type === base[i]!.node.type && similar(b[i]!, lines) ? [j] : [])
+  const similarTo = base.map((item, i) =>
+    s.flatMap((lines, j) => b[i] !== undefined && lines !== undefined && side[j]!.node.type === item.node.type && similar(b[i]!, lines) ? [j] : [])
+  )
+  const claims = new Map<number, number>()
+  for (const js of similarTo) for (const j of js) claims.set(j, (claims.get(j) ?? 0) + 1)
   const pairs: Array<[number, number]> = []
-  const taken = new Map<number, number>()
-  for (let i = 0; i < base.length; i++) {
-    if (b[i] === undefined) continue
-    const js = matches(i)
-    if (js.length !== 1) continue
-    const j = js[0]!
-    // Each side element at most once: a second base element similar to it pairs neither.
-    if (taken.has(j)) taken.set(j, -1)
-    else taken.set(j, i)
-  }
-  for (const [j, i] of taken) if (i !== -1) pairs.push([i, j])
+  similarTo.forEach((js, i) => {
+    if (js.length === 1 && claims.get(js[0]!) === 1) pairs.push([i, js[0]!])
+  })
   return pairs.sort((x, y) => x[0] - y[0])
 }
 

@@ -321,6 +321,17 @@ describe("mergeStructured", () => {
       expect((yield* structured("javascript", base, ours, theirs))._tag).not.toBe("Merged")
     })))
 
+  it.effect("a changed statement similar to two of base's is paired with neither: a conflict", () =>
+    run(Effect.gen(function*() {
+      const block = (cond: string, ...calls: ReadonlyArray<string>) => [`  if (${cond}) {`, ...calls.map((c) => `    ${c}`), "  }"]
+      const fn = (...statements: ReadonlyArray<ReadonlyArray<string>>) => lines("function f(a, b) {", ...statements.flat(), "}")
+      const base = fn(block("a", "p()", "q()", "r()"), block("b", "p()", "q()", "t()"))
+      // Ours' first `if` is like base's first (4 of 5 lines) and like its second (3 of 5).
+      const ours = fn(block("a", "p()", "q()", "s()"), block("b", "t()", "u()", "v()"), ["  done()"])
+      const theirs = fn(block("a || b", "p()", "q()", "r()"), block("b", "p()", "q()", "t()"))
+      expect((yield* structured("javascript", base, ours, theirs))._tag).not.toBe("Merged")
+    })))
+
   it.effect("statements inserted by both at one place of a function body are not reordered: that stays a conflict", () =>
     run(Effect.gen(function*() {
       const base = lines("function f() {", "  a()", "}")

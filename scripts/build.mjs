@@ -53,6 +53,10 @@ const sourceDigest = await (async () => {
 // module) and run by the launcher through `vm.Script` with a V8 code cache of its own.
 const dist = dirname(outfile)
 const CHUNK_WRAPPER = "(function (exports, require, module, __filename, __dirname) {"
+const TO_COMMONJS = {
+  from: "__toCommonJS=mod=>__copyProps(__defProp({},\"__esModule\",{value:!0}),mod);",
+  to: "__toCommonJS=mod=>__defProp(mod,\"__esModule\",{value:!0});"
+}
 const result = await esbuild.build({
   write: false,
   absWorkingDir: root,
@@ -117,7 +121,12 @@ for (const file of result.outputFiles) {
     logOverride: { "empty-import-meta": "silent" }
   })
   const name = relative(dist, file.path)
-  const text = `${CHUNK_WRAPPER}${cjs.code}\n})`
+  // A chunk's exports: esbuild copies its exports object (getters) into a second one, so every
+  // use of another chunk's binding would go through two getters; export the first one instead.
+  const exporting = cjs.code.includes("__toCommonJS(")
+  const code = exporting ? cjs.code.replace(TO_COMMONJS.from, TO_COMMONJS.to) : cjs.code
+  if (exporting && !code.includes(TO_COMMONJS.to)) throw new Error(`build: esbuild's __toCommonJS helper in ${name} is not the one scripts/build.mjs replaces; update TO_COMMONJS`)
+  const text = `${CHUNK_WRAPPER}${code}\n})`
   chunkFiles.push({ name, text })
 }
 // Chunks first, the entry last (each through a temp file and a rename: tests may run the CLI

@@ -10,6 +10,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { json as cliJson } from "../../cli/test/helpers.ts"
 import { mcpSession } from "../../cli/test/mcpClient.ts"
 import { buildCli, call, makeWorkspace, runCli, runCliAsync, type Started, start, tokenFor } from "./support.ts"
 
@@ -27,7 +28,9 @@ beforeAll(async () => {
   const legacy = path.join(w.ws, ".forkjoin/runs/agent-legacy/parent")
   fs.mkdirSync(legacy, { recursive: true })
   fs.writeFileSync(path.join(legacy, "transcript.json"), JSON.stringify({ schemaVersion: 1, usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0 }, messages: [] }))
-  for (const s of JSON.parse(runCli(["agents", "--workspace", w.ws, "--json"]).stdout).agents) ids[s.threadId ?? "none"] = s.agentId
+  const listed = runCli(["agents", "--workspace", w.ws, "--json"])
+  expect(listed.status, listed.stderr).toBe(0)
+  for (const s of cliJson(listed.stdout).agents) ids[s.threadId ?? "none"] = s.agentId
   gw = await start({ root: w.ws, pollMs: 50 })
 })
 

@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { sha256 } from "@forkjoin/patch/Bytes"
+import { sameBytes, sha256 } from "@forkjoin/patch/Bytes"
 import * as NetChange from "@forkjoin/patch/NetChange"
 import type { FileState, Plan, PlannedFile } from "@forkjoin/patch/Plan"
 import { byCodeUnit } from "@forkjoin/patch/RelativePath"
@@ -127,9 +127,13 @@ export const rollbackSideNames: SideNames = {
   theirsVersion: "the content from before the transaction"
 }
 
-/** The planned write that takes `path` from `now` to `after` (both `undefined` is no write), with how it was merged. */
+/**
+ * The planned write that takes `path` from `now` to `after`, with how it was merged; none when
+ * `after` is what the path holds now (a merge or resolution that gives back the live bytes
+ * changes nothing, and is neither written nor recorded as a change).
+ */
 const writeOf = (path: RelativePath, now: Side, after: Side, merge?: ChangeMerge): PlannedFile | undefined => {
-  if (now === undefined && after === undefined) return undefined
+  if (now === undefined ? after === undefined : after !== undefined && sameBytes(now, after)) return undefined
   const kind = now === undefined ? "add" : after === undefined ? "delete" : "update"
   return { kind, path, before: now, after, ...(merge === undefined ? {} : { merge }) }
 }
@@ -237,8 +241,10 @@ export const planRollback = (input: RollbackPlanInput): RollbackPlanOutcome => {
         case "AutoMerged": {
           const how: ChangeMerge = { method: m.method, ...(m.language === undefined ? {} : { language: m.language }) }
           const write = writeOf(c.path, now, m.bytes, how)
-          if (write !== undefined) files.push(write)
-          merged.push(c.path)
+          if (write !== undefined) {
+            files.push(write)
+            merged.push(c.path)
+          }
           break
         }
         case "Conflict":

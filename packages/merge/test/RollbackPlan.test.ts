@@ -387,6 +387,16 @@ describe("planRollback: merging a path changed since", () => {
     ])
   })
 
+  it("plans no write, and no merged path, where the merge gives back the live bytes (the transaction's lines are gone already)", () => {
+    const f = fixture()
+    const changes = [f.update("u", TEN, TEN.replace("2\n", "two\n")), f.update("v", "a\n", "b\n")]
+    // Later work put line 2 back and edited line 9: merging the rollback in changes nothing.
+    const o = f.plan({ "u": TEN.replace("9\n", "nine\n"), "v": "b\n" }, changes, {})
+    expect(filesOf(o)).toEqual([{ kind: "update", path: "v", before: "b\n", after: "a\n" }])
+    expect(o._tag === "Ready" && o.merged).toEqual([])
+    expect(f.plan({ "u": TEN.replace("9\n", "nine\n"), "v": "a\n" }, changes, {})).toEqual({ _tag: "Ready", plan: { files: [], summary: [] }, merged: [] })
+  })
+
   it("never merges a moved file or a path that is no longer a file: drift, strict or not", () => {
     const f = fixture()
     expect(f.plan({ "b": "edited" }, [f.move("a", "b", "x", "x")], {})).toEqual({ _tag: "Drift", paths: ["b"] })

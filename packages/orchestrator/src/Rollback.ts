@@ -160,6 +160,16 @@ export const rollback = Effect.fn("Rollback.rollback")(function*(
 ) {
   const engine = yield* Engine
   const store = yield* MergeStore
+  const standing = yield* standingRollbackOf(transactionId)
+  if (standing !== undefined) {
+    const closing = closingOf(transactionId)
+    return yield* new OrchestratorError({
+      code: "rollback_unavailable",
+      paths: [],
+      message: `Transaction ${transactionId} was already rolled back by ${closing} (committed ${standing.committedAt}); there is nothing ` +
+        `to roll back. To redo it, roll back ${closing}.`
+    })
+  }
   // Every held conflict resolved but the rollback never applied (its last resolve stopped first):
   // finished from those resolutions; one the live files no longer fit is merged afresh below.
   const finished = yield* finishHeld(transactionId).pipe(Effect.catchIf((e) => e instanceof OrchestratorError && e.code === "conflict_stale", () => Effect.succeed(undefined)))
@@ -356,6 +366,25 @@ export const finishHeld = Effect.fn("Rollback.finishHeld")(function*(transaction
 
 /** The transaction that applies the rollback of `transactionId`. */
 const closingOf = (transactionId: TransactionId) => TransactionId.make(`rollback:${transactionId}`)
+
+/**
+ * The record of the rollback that undid `transactionId` and still stands, if any: the latest
+ * `rollback:<id>` applied, unless that rollback was itself rolled back since (a redo), which
+ * lets the transaction be rolled back again.
+ */
+const standingRollbackOf = (transactionId: TransactionId): Effect.Effect<PatchHistoryRecord | undefined, OrchestratorError, Engine | HistoryStore> =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const history = yield* HistoryStore
+    const closing = closingOf(transactionId)
+    const records = yield* history.recordsByTransaction(engine.environmentId, closing).pipe(Effect.mapError(storeFailure("Reading the rollback's transaction")))
+    const latest = records.filter((r) => r.outcome === "applied").at(-1)
+    if (latest === undefined) return undefined
+    // The rollback of `closing` would have an id longer than ids may be: it was never made.
+    if (Result.isFailure(Schema.decodeUnknownResult(TransactionId)(`rollback:${closing}`))) return latest
+    const redo = yield* standingRollbackOf(closing)
+    return redo !== undefined && redo.committedAt >= latest.committedAt ? undefined : latest
+  })
 
 /** The conflicts held for the rollback of `transactionId`, open and resolved. */
 const heldOf = (transactionId: TransactionId) =>

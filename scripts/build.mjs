@@ -131,11 +131,12 @@ for (const file of result.outputFiles) {
 }
 // Chunks first, the entry last (each through a temp file and a rename: tests may run the CLI
 // while it rebuilds, and a process started from the old entry may still load its chunks). An
-// unchanged chunk is not rewritten, so its code cache stays valid.
+// unchanged chunk is not rewritten, so its code cache stays valid; the entry always is (its
+// time says when the last build ran: .ci/run reads it).
 chunkFiles.sort((a, b) => (a.name === "forkjoin.cjs") - (b.name === "forkjoin.cjs"))
 for (const { name, text } of chunkFiles) {
   const target = join(dist, name)
-  if (existsSync(target) && readFileSync(target, "utf8") === text) continue
+  if (name !== "forkjoin.cjs" && existsSync(target) && readFileSync(target, "utf8") === text) continue
   writeFileSync(`${target}.${process.pid}.tmp`, text)
   renameSync(`${target}.${process.pid}.tmp`, target)
 }

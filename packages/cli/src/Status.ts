@@ -14,6 +14,7 @@ import { MergeStore } from "@forkjoin/history/MergeStore"
 import type { ConflictRecord } from "@forkjoin/schema/Conflict"
 import type { MergeRun } from "@forkjoin/schema/MergeRun"
 import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
+import * as Rollback from "@forkjoin/orchestrator/Rollback"
 import * as Verify from "@forkjoin/orchestrator/Verify"
 import * as Effect from "effect/Effect"
 import { toHistoryCommandError } from "./internal/errors.ts"
@@ -36,6 +37,8 @@ export interface StatusReport {
   readonly openConflicts: ReadonlyArray<ConflictRecord>
   /** Children with every conflict resolved whose other changes are not applied yet (`forkjoin run --resume`). */
   readonly unsettledChildren?: ReadonlyArray<{ readonly runId: string; readonly childId: string }>
+  /** Transactions whose held rollback has every conflict resolved but was not applied (`forkjoin rollback TX`). */
+  readonly unfinishedRollbacks?: ReadonlyArray<string>
   /** `verification_failed` children whose transaction no rollback has undone yet. */
   readonly verificationFailures?: ReadonlyArray<Verify.VerificationFailure>
   /** Unacknowledged `commit_state_uncertain` outcomes, in commit order. */
@@ -71,16 +74,18 @@ export const status = Effect.fn("Status.status")(function*(request: { readonly w
       unsettledChildren: Conflicts.unsettled(engine.environmentId),
       verificationFailures: Verify.failures(engine.environmentId)
     }).pipe(Effect.mapError(toHistoryCommandError("read")))
+    const unfinishedRollbacks = yield* Rollback.unfinished
     const uncertainOutcomes = yield* engine.uncertainOutcomes
     const historyResets = yield* engine.historyResets
     const ids = yield* ShortIds.loadForDisplay(engine.environmentId)
-    return { root, db: request.db, interruptedRuns, openConflicts, unsettledChildren, verificationFailures, uncertainOutcomes, historyResets, repairs, moved, copiedFrom, ids } satisfies StatusReport
+    return { root, db: request.db, interruptedRuns, openConflicts, unsettledChildren, unfinishedRollbacks, verificationFailures, uncertainOutcomes, historyResets, repairs, moved, copiedFrom, ids } satisfies StatusReport
   }).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
 })
 
 /**
  * `{ "ok": true, "interruptedRuns": [ { runId, createdAt, pending } ], "openConflicts": [ { conflictId, path } ],
- * "unsettledChildren": [ { runId, childId } ], "verificationFailures": [ { runId, childId, transactionId } ],
+ * "unsettledChildren": [ { runId, childId } ], "unfinishedRollbacks": [ { transactionId } ],
+ * "verificationFailures": [ { runId, childId, transactionId } ],
  * "uncertainOutcomes": [ { recordId, transactionId, commitOrdinal, committedAt, paths } ], "historyResets": [...],
  * "repairs": [...], "moved"?: { from, to }, "copiedFrom"?: path }` (`moved` and `copiedFrom` only on the
  * first open after the folder was moved or copied).
@@ -98,6 +103,7 @@ export const renderJson = (r: StatusReport): string =>
     })),
     openConflicts: r.openConflicts.map((c) => ({ conflictId: c.conflictId, runId: c.runId, childId: c.childId, path: c.path })),
     unsettledChildren: r.unsettledChildren ?? [],
+    unfinishedRollbacks: (r.unfinishedRollbacks ?? []).map((transactionId) => ({ transactionId })),
     verificationFailures: r.verificationFailures ?? [],
     uncertainOutcomes: r.uncertainOutcomes,
     historyResets: r.historyResets,
@@ -123,6 +129,9 @@ export const renderText = (r: StatusReport): string => {
   for (const c of r.openConflicts) lines.push(`open conflict: forkjoin resolve '${ids.short(c.conflictId)}' --apply|--discard|--content FILE`)
   for (const u of r.unsettledChildren ?? []) {
     lines.push(`child ${u.childId} of run ${ids.short(u.runId)} has every conflict resolved but the rest of its changes not applied: forkjoin run --resume ${ids.short(u.runId)}`)
+  }
+  for (const tx of r.unfinishedRollbacks ?? []) {
+    lines.push(`the rollback of ${ids.shortIn(tx)} has every held conflict resolved but was not applied: forkjoin rollback ${ids.shortIn(tx)}`)
   }
   for (const f of r.verificationFailures ?? []) {
     lines.push(

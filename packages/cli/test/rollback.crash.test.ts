@@ -55,14 +55,20 @@ describe("a held rollback whose last resolve was killed before applying it", () 
     expect(recordsOf(ws)).toHaveLength(3)
   })
 
-  it("is applied once by the next forkjoin rollback of the transaction", () => {
+  it("is listed by status until the next forkjoin rollback of the transaction applies it, once", () => {
     const { first, later, ws } = killedLastResolve()
+    const listed = cliJson(["status", "--workspace", ws])
+    expect(listed.status, listed.stderr).toBe(0)
+    expect(listed.json.unfinishedRollbacks).toEqual([{ transactionId: first }])
+    const text = runCli(["status", "--workspace", ws])
+    expect(text.stdout).toContain(`has every held conflict resolved but was not applied: forkjoin rollback ${first.slice(0, "patch:".length + 8)}`)
     const done = cliJson(["rollback", first, "--workspace", ws])
     expect(done.status, done.stderr).toBe(0)
     expect(done.json.record).toMatchObject({ transactionId: `rollback:${first}`, links: { rollbackOf: first } })
     expect(done.json.record.changes.map((c: any) => c.path)).toEqual(["h.txt"])
     rolledBack(ws)
     expect(recordsOf(ws).map((r) => r.transactionId)).toEqual([first, later, `rollback:${first}`])
+    expect(cliJson(["status", "--workspace", ws]).json.unfinishedRollbacks).toEqual([])
   })
 
   it("no longer fitting the live file: resolve refuses it and opens the last conflict again; rollback merges afresh", () => {

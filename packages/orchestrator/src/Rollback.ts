@@ -364,6 +364,39 @@ export const finishHeld = Effect.fn("Rollback.finishHeld")(function*(transaction
   return { record, merged: planned.merged, warnings } satisfies RolledBack
 })
 
+/**
+ * The transactions whose held rollback has every conflict resolved but was not applied (the
+ * resolve that closed the last one stopped first) and still has something to write, or no
+ * longer fits the files: `forkjoin rollback TX` finishes (or re-merges) each.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const unfinished = Effect.gen(function*() {
+  const engine = yield* Engine
+  const store = yield* MergeStore
+  const resolved = yield* store.listConflicts({ environmentId: engine.environmentId, status: "resolved" }).pipe(
+    Effect.mapError(storeFailure("Listing resolved conflicts"))
+  )
+  const held = [...new Set(resolved.flatMap((c) => {
+    const owner = ownerOf(c)
+    return owner.kind === "rollback" ? [owner.transactionId] : []
+  }))]
+  const out: Array<TransactionId> = []
+  for (const transactionId of held) {
+    const conflicts = yield* heldOf(transactionId)
+    if (conflicts.some((c) => c.status === "open") || (yield* landedSince(transactionId, conflicts)) !== undefined) continue
+    const planned = yield* Effect.result(Effect.gen(function*() {
+      const { input } = yield* loadTransaction(transactionId)
+      return planRollback({ ...input, resolved: yield* resolutionsOf(conflicts) })
+    }))
+    // Every resolution kept the files as they are: the rollback is done, with nothing to write.
+    if (Result.isSuccess(planned) && planned.success._tag === "Ready" && planned.success.plan.files.length === 0) continue
+    out.push(transactionId)
+  }
+  return out
+})
+
 /** The transaction that applies the rollback of `transactionId`. */
 const closingOf = (transactionId: TransactionId) => TransactionId.make(`rollback:${transactionId}`)
 

@@ -53,8 +53,17 @@ beforeAll(() => {
   installErr = install.stderr
 }, 900_000)
 
-afterAll(() => {
-  for (const child of children.splice(0)) child.kill()
+// A stopped forkjoin writes its chunks' code caches into the installed package as it exits:
+// the folders are removed only once every child has exited.
+afterAll(async () => {
+  await Promise.all(children.splice(0).map((child) =>
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+        child.once("exit", () => resolve())
+        child.kill()
+      })
+  ))
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
 })
 

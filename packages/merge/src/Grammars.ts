@@ -106,8 +106,16 @@ const parserOf = (ts: Runtime, language: Language, grammar: TreeSitter.Language)
       // Reused from a copy edited to the new text's coordinates; `previous` stays as it was.
       const old = source === undefined || source.parser !== parser ? null : source.tree.copy()
       if (old !== null) for (const edit of editsBetween(source!.text, text)) old.edit(new ts.Edit(edit))
-      const tree = parser.parse(text, old, expired === undefined ? undefined : { progressCallback: () => expired() })
+      const options = expired === undefined ? undefined : { progressCallback: () => expired() }
+      let tree = parser.parse(text, old, options)
       old?.delete()
+      // Error recovery depends on which old nodes were reused: a tree with errors is parsed again
+      // in full, so a merge never depends on which tree a parse started from.
+      if (tree !== null && old !== null && tree.rootNode.hasError) {
+        tree.delete()
+        parser.reset()
+        tree = parser.parse(text, null, options)
+      }
       if (tree === null) return undefined
       // A disposed tree is no longer a source: a later parse given it parses in full.
       const parsed: SyntaxTree = { root: tree.rootNode, dispose: () => {

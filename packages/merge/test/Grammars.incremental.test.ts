@@ -146,6 +146,19 @@ describe("incremental parsing", () => {
       })))
   }
 
+  it.effect("an edit that leaves errors (unclosed blocks) gives the full parse's tree, not one shaped by the reused nodes", () =>
+    run(Effect.gen(function*() {
+      const parser = yield* (yield* Grammars).parser("typescript")
+      const before = "import { a } from \"./a.ts\"\n"
+      const after = "function f(a: number) {\nfunction f(a: number) {\nimport { a } from \"./a.ts\"\n"
+      const old = parsed(parser, before)
+      const incremental = parsed(parser, after, old)
+      const full = parsed(parser, after)
+      expect(incremental.root.hasError).toBe(true)
+      expect(shapeOf(incremental.root)).toEqual(shapeOf(full.root))
+      for (const t of [old, full, incremental]) t.dispose()
+    })))
+
   it.effect("a previous tree of another parser's language, or one already disposed, is ignored: a full parse", () =>
     run(Effect.gen(function*() {
       const grammars = yield* Grammars

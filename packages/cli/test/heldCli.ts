@@ -22,10 +22,10 @@ export const ageFiles = (dir: string, days: number): void => {
   fs.utimesSync(dir, at, at)
 }
 
-/** A `forkjoin` process held at one model answer: release it, kill it, or wait for its end. */
+/** A `forkjoin` process held at one model answer: release it, signal it (SIGKILL unless told), or wait for its end. */
 export interface HeldCli {
   readonly release: () => void
-  readonly kill: () => void
+  readonly kill: (signal?: NodeJS.Signals) => void
   readonly ended: () => Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly stdout: string; readonly stderr: string }>
 }
 
@@ -62,7 +62,7 @@ export const startHeldCli = async (
   await Promise.race([reachedModel, exited.then(() => Promise.reject(new Error(`forkjoin ${args[0]} ended before the held answer: ${stdout}${stderr}`)))])
   return {
     release,
-    kill: () => child.kill("SIGKILL"),
+    kill: (signal = "SIGKILL") => child.kill(signal),
     ended: async () => {
       const r = await exited
       await server.close()

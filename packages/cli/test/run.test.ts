@@ -4,11 +4,11 @@
  * task order, exit codes 0/1/2, and every bad input gets a clear error while the workspace tree
  * (hashed, `.forkjoin/` excluded) stays identical.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BIN, buildCli, makeSandbox, removeSandboxes, runCli, workspaceTree, writeTree } from "./helpers.ts"
+import { startHeldCli } from "./heldCli.ts"
+import { buildCli, makeSandbox, removeSandboxes, runCli, workspaceTree, writeTree } from "./helpers.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
@@ -179,30 +179,23 @@ describe("forkjoin run --export-only", () => {
   })
 
   it("Ctrl-C during the children interrupts them: exit 130, a message, nothing written", async () => {
-    // 900 listings of a 20,000-entry folder keep the child busy for seconds (under the step limit).
-    const reads = Array.from({ length: 900 }, () => ({ list_dir: { path: "src/many" } }))
-    const { ws, planFile } = setup({
-      schemaVersion: 1,
-      tasks: [editTask("slow", ["src/a"], [...reads, { apply_patch: { patch: patchOf("*** Add File: src/a/late.ts", "+l") } }, { finish: {} }])]
-    })
-    fs.mkdirSync(path.join(ws, "src/many"))
-    for (let i = 0; i < 20000; i++) fs.writeFileSync(path.join(ws, "src/many", `f${i}.txt`), "")
+    // A prompt child that has staged a file and waits on its model's next answer (held until the
+    // process ends): the event is that request reaching the model, not a poll of the run folder.
+    const { dir, ws } = makeSandbox()
+    writeTree(ws, { ...FILES, "forkjoin.config.json": JSON.stringify({ models: { model: "test-model" } }) })
+    const planFile = path.join(dir, "plan.json")
+    fs.writeFileSync(planFile, JSON.stringify({ schemaVersion: 1, tasks: [{ id: "slow", mode: "transactional_write", writeScope: ["src/a"], prompt: "write" }] }))
     const before = workspaceTree(ws)
-    const child = spawn(process.execPath, [BIN, "run", planFile, "--workspace", ws], {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, FORKJOIN_AUTONOMY: "bold" }
-    })
-    let stderr = ""
-    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()))
-    const closed = new Promise<number | null>((r) => child.on("close", (c) => r(c)))
-    // Until the child has started: its folder is made just before its session runs (a poll:
-    // nothing else announces it through pipes; the test's timeout is the only bound).
-    const runs = path.join(ws, ".forkjoin", "runs")
-    const started = () => fs.existsSync(runs) && fs.readdirSync(runs).some((id) => fs.existsSync(path.join(runs, id, "subagents", "slow")))
-    while (!started() && child.exitCode === null) await new Promise((r) => setTimeout(r, 10))
-    child.kill("SIGINT")
-    expect(await closed).toBe(130)
-    expect(stderr).toContain("forkjoin run was interrupted")
+    const held = await startHeldCli(["run", planFile, "--workspace", ws], (c, hold) =>
+      c.turn === 0
+        ? { calls: [{ name: "apply_patch", args: { patch: patchOf("*** Add File: src/a/late.ts", "+l") } }] }
+        : hold({ calls: [{ name: "finish", args: {} }] }))
+    expect(fs.existsSync(path.join(ws, ".forkjoin", "runs"))).toBe(true)
+    held.kill("SIGINT")
+    const ended = await held.ended()
+    held.release()
+    expect(ended.code, ended.stderr).toBe(130)
+    expect(ended.stderr).toContain("forkjoin run was interrupted")
     expect(workspaceTree(ws)).toEqual(before)
   })
 

@@ -6,7 +6,7 @@
  */
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { assert, describe, it } from "@effect/vitest"
-import { endHelper, type HashAhead, hashAhead, helperCaughtUp, helperRunning, helperStarted, onHelper } from "../src/internal/hashAhead.ts"
+import { endHelper, type HashAhead, hashAhead, helperCaughtUp, helperQuiet, helperRunning, helperStarted, onHelper } from "../src/internal/hashAhead.ts"
 import { prng } from "../../../test/support/random.ts"
 
 const MiB = 1 << 20
@@ -20,14 +20,15 @@ const withHelper = async (): Promise<void> => {
 
 /**
  * A hash of `size` bytes on the helper: a full collection in the last second (frequent in a busy
- * test worker) keeps hashes inline, so this waits for a quiet moment.
+ * test worker) keeps hashes inline, so this waits for the end of that second (again if another
+ * collection ran in between).
  */
 const helperHash = async (size: number): Promise<HashAhead> => {
   for (;;) {
+    await helperQuiet()
     const hashing = hashAhead(size)
     if (onHelper(hashing)) return hashing
     hashing.digest(new Uint8Array(size))
-    await new Promise((resolve) => setTimeout(resolve, 200))
   }
 }
 

@@ -194,6 +194,18 @@ const watchCollections = (): void => {
 }
 
 /**
+ * Resolves once no full collection has run for the quiet second the helper needs (for tests
+ * that need a hash on the helper: a busy test worker collects often).
+ */
+export const helperQuiet = async (): Promise<void> => {
+  for (;;) {
+    const left = lastFullCollection + QUIET_MS - performance.now()
+    if (left < 0) return
+    await new Promise((resolve) => setTimeout(resolve, left + 1))
+  }
+}
+
+/**
  * The running helper, if `size` bytes are worth handing to it and no full collection ran in the
  * last second (starting it on the second such read).
  */

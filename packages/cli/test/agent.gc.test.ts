@@ -67,6 +67,10 @@ describe("forkjoin gc beside a running agent session", () => {
       expect(text.stdout).toContain(`kept ${agent.agentId}: a forkjoin process is running or resuming it right now`)
       // Text output shortens run ids.
       expect(text.stdout).toContain(`kept ${agent.runId.slice(0, "run-".length + 8)}: the agent session that started it is still running; run gc again once it has ended`)
+      // Its process holds it: listed as running (not interrupted).
+      expect(json(runCli(["agents", "--workspace", agent.ws, "--json"]).stdout).agents).toEqual([
+        expect.objectContaining({ agentId: agent.agentId, status: "running", endedAt: null })
+      ])
     } finally {
       agent.release()
     }

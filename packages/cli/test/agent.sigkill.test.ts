@@ -4,7 +4,7 @@
  * never comes), or once its child waits on its first, the process is killed. Its session record
  * (`.forkjoin/runs/<agent-id>/session.json`) still reads back, valid JSON of the record schema
  * with no end, and `forkjoin agents` (list and detail, text and `--json`) shows the session as
- * not finished (`running`: no end recorded) without failing.
+ * `interrupted` (no end recorded, and no process holds it any more) without failing.
  */
 import { AgentSessionRecord } from "@forkjoin/schema/WorkspaceIndex"
 import * as Schema from "effect/Schema"
@@ -72,15 +72,15 @@ describe("a forkjoin agent killed with SIGKILL mid-run", () => {
     const list = runCli(["agents", "--workspace", ws, "--json"])
     expect(list.status, list.stderr).toBe(0)
     expect(json(list.stdout).agents.map((a: { agentId: string; status: string; endedAt: unknown }) => [a.agentId, a.status, a.endedAt])).toEqual([
-      [agentId, "running", null]
+      [agentId, "interrupted", null]
     ])
     const text = runCli(["agents", "--workspace", ws])
     expect(text.status, text.stderr).toBe(0)
-    expect(text.stdout).toMatch(/^agent-[0-9a-f]{8} {2}agent {2}openai\/m {2}running {2}started /)
+    expect(text.stdout).toMatch(/^agent-[0-9a-f]{8} {2}agent {2}openai\/m {2}interrupted {2}started /)
     for (const args of [["agents", agentId], ["agents", agentId, "--json"]]) {
       const shown = runCli([...args, "--workspace", ws])
       expect(shown.status, shown.stderr).toBe(0)
     }
-    expect(json(runCli(["agents", agentId, "--workspace", ws, "--json"]).stdout).agent.session).toMatchObject({ agentId, status: "running" })
+    expect(json(runCli(["agents", agentId, "--workspace", ws, "--json"]).stdout).agent.session).toMatchObject({ agentId, status: "interrupted" })
   })
 })

@@ -9,7 +9,8 @@
  * file then rename): nothing here touches the workspace's own files. A session is live while
  * its process runs it: that process holds the session's lock (`live`, the lock a run takes,
  * under the session's id), which the OS releases when the process dies; `forkjoin gc` keeps a
- * live session's folder and the runs it started whatever their age.
+ * live session's folder and the runs it started whatever their age, and a session with no end
+ * whose lock nobody holds lists as `interrupted`.
  *
  * Owns the session record and how a session is read back. Does not own what a session does
  * (`@forkjoin/drivers`) nor who may see it (`Visibility`: a caller sees a session when it sees
@@ -18,6 +19,7 @@
  * @since 0.1.0
  */
 import { Engine } from "@forkjoin/engine/Engine"
+import { withStateLock } from "@forkjoin/engine/StateLock"
 import { readCheckedFile } from "@forkjoin/patch/SafeRead"
 import { relativeUnder } from "@forkjoin/patch/RelativePath"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
@@ -280,10 +282,29 @@ const orderKey = (s: AgentSession): string => s.startedAt ?? s.endedAt ?? ""
  * @since 0.1.0
  */
 export const readAll = (root: string): Effect.Effect<ReadonlyArray<AgentSessionDetail>> =>
-  Effect.map(listIds(root), (names) =>
-    names
-      .flatMap((name) => {
+  Effect.flatMap(listIds(root), (names) =>
+    Effect.map(
+      Effect.forEach(names.flatMap((name) => {
         const detail = readSession(runsFolderOf(root), name)
         return detail === undefined ? [] : [detail]
-      })
-      .sort((a, b) => orderKey(a.session).localeCompare(orderKey(b.session)) || a.session.agentId.localeCompare(b.session.agentId)))
+      }), (detail) => unlessAbandoned(root, detail)),
+      (details) => [...details].sort((a, b) => orderKey(a.session).localeCompare(orderKey(b.session)) || a.session.agentId.localeCompare(b.session.agentId))
+    ))
+
+/**
+ * A session with no end recorded, as `interrupted` when no process holds its lock (its process
+ * died without recording an end), read again under that lock so a session that ends meanwhile
+ * reads as ended. A held lock, or one that cannot be opened, leaves it `running`; so does a
+ * session without a lock file (from a build that took none), which this never creates.
+ */
+const unlessAbandoned = (root: string, detail: AgentSessionDetail): Effect.Effect<AgentSessionDetail> => {
+  const agentId = detail.session.agentId
+  const lock = RunLock.lockFileOf(root, agentId)
+  if (detail.session.status !== "running" || !fs.existsSync(lock)) return Effect.succeed(detail)
+  return withStateLock(lock, { timeoutMs: 0, paths: [] }, Effect.sync(() => readSession(runsFolderOf(root), agentId))).pipe(
+    Effect.map((again) =>
+      again === undefined ? detail : again.session.status === "running" ? { ...again, session: { ...again.session, status: "interrupted" as const } } : again
+    ),
+    Effect.orElseSucceed(() => detail)
+  )
+}

@@ -61,12 +61,13 @@ export type ThreadsPage = typeof ThreadsPage.Type
  * How a session ended, read from its artifacts: `finished` (a `forkjoin agent` whose `finish`
  * was accepted), `stopped` (its driver stopped it: `stop` says why), `ended` (it ended
  * otherwise: a timeout, a failed tool the model never finished after, an MCP client that
- * disconnected) or `running` (no end is recorded: still running, or its process was killed).
+ * disconnected), `running` (no end is recorded and its process runs it) or `interrupted` (no
+ * end is recorded and no process runs it any more: it was killed).
  *
  * @category models
  * @since 0.1.0
  */
-export const AgentSessionStatus = Schema.Literals(["finished", "stopped", "ended", "running"])
+export const AgentSessionStatus = Schema.Literals(["finished", "stopped", "ended", "running", "interrupted"])
 
 /**
  * @category models

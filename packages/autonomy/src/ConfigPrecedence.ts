@@ -8,7 +8,9 @@
  *
  * @since 0.1.0
  */
+import type { AutonomyLevel } from "@forkjoin/schema/Autonomy"
 import * as Schema from "effect/Schema"
+import type { Env } from "./ConfigSettings.ts"
 
 /**
  * Where a setting's value came from, for code (`source` is the same for people).
@@ -94,7 +96,7 @@ export const fromFile = <A>(fileName: string, key: string, value: A | undefined)
  * @category constructors
  * @since 0.1.0
  */
-export const fromLevelDefault = <A>(level: string, value: A): Resolved<A> => ({
+export const fromLevelDefault = <A>(level: AutonomyLevel, value: A): Resolved<A> => ({
   value,
   origin: "level_default",
   source: `default for level ${level}`
@@ -115,7 +117,7 @@ export const builtIn = <A>(value: A, source = "built-in default"): Resolved<A> =
  * @category constructors
  * @since 0.1.0
  */
-export const envReader = (env: Readonly<Record<string, string | undefined>>, notes: Array<string>) => (name: string): string | undefined => {
+export const envReader = (env: Env, notes: Array<string>) => (name: string): string | undefined => {
   const v = env[name]
   if (v === "") notes.push(`${name} is set but empty: ignored.`)
   return v === undefined || v === "" ? undefined : v

@@ -1,8 +1,8 @@
 /**
  * The autonomy configuration's settings (SPEC §7): their environment variables, the built-in
  * defaults, the levels in order, the resolved configuration (every setting with its source)
- * and what it allows mutating children. How a setting is read from booleans and level names
- * as people write them is here too.
+ * and what it allows mutating children; and reading booleans and level names as people write
+ * them.
  *
  * Does not own resolving (`Config.ts`), the file format (`ConfigFile.ts`) nor the `models`
  * section (`ConfigModels.ts`).

@@ -17,6 +17,7 @@ import { describeSystemError, remedyOf } from "@forkjoin/patch/SystemError"
 import { EngineFingerprint, type EvidenceSignature, FilesystemFacts, ProbeEvidence, type ProbeStatus, type ScenarioResult } from "@forkjoin/schema/Evidence"
 import type { Sha256Hash } from "@forkjoin/schema/Ids"
 import type { UtcTimestamp } from "@forkjoin/schema/UtcTimestamp"
+import { describeSyntaxError, parseJson } from "@forkjoin/schema/JsonText"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -26,7 +27,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { AutonomyError } from "./AutonomyError.ts"
 import { keyIdOf } from "./Keys.ts"
-import { canonicalJson, jsonPath, parseJson } from "./internal/jsonText.ts"
+import { canonicalJson, jsonPath } from "./internal/jsonText.ts"
 import { problemsOf } from "@forkjoin/schema/SchemaProblems"
 import { readRegularFile } from "./internal/regularFile.ts"
 
@@ -268,8 +269,8 @@ export const parse = (file: string, text: string): ReadResult => {
   if (!json.ok) {
     const e = json.error
     return e.truncated
-      ? invalid(file, "truncated", [`the file ends early (line ${e.line}, column ${e.column}: ${e.problem}): it was cut off while being written or copied; ${rerun}`])
-      : invalid(file, "not_json", [`the file is not JSON (line ${e.line}, column ${e.column}: ${e.problem}); ${rerun}`])
+      ? invalid(file, "truncated", [`the file ends early (${describeSyntaxError(e)}): it was cut off while being written or copied; ${rerun}`])
+      : invalid(file, "not_json", [`the file is not JSON (${describeSyntaxError(e)}); ${rerun}`])
   }
   const raw = json.value
   if (raw !== null && typeof raw === "object" && !Array.isArray(raw)) {

@@ -196,6 +196,12 @@ describe("Evidence.read refusals", () => {
     assert.include(r.problems[0]!, "the file is not JSON (line 1, column 1")
   })
 
+  it("a syntax error says its line and column", () => {
+    const r = invalidOf(Evidence.parse("/e.json", "{\n  \"schemaVersion\": 2\n    \"kind\": \"forkjoin.merge-probe\"\n}\n"))
+    assert.strictEqual(r.reason, "not_json")
+    assert.include(r.problems[0]!, "the file is not JSON (line 3, column 5: expected ',' or '}', found '\"')")
+  })
+
   it("wrong schema: every problem with its JSON path", () => {
     const e = evidenceFor(tempDir())
     const broken = { ...e, filesystem: { ...e.filesystem, symlinks: "yes" }, scenarios: [{ ...e.scenarios[0], status: "ok" }], extra: 1 }

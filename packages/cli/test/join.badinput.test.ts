@@ -125,6 +125,11 @@ describe("a tampered changeset is refused with nothing written", () => {
   it("a changeset.json that is not JSON is invalid_changeset, an absent one missing_changeset, each saying so", () => {
     const cases = [
       [(file: string) => fs.writeFileSync(file, "{ not json"), "invalid_changeset", /is not JSON/],
+      [
+        (file: string) => fs.writeFileSync(file, "{\n  \"schemaVersion\": 1\n    \"childId\": \"c\"\n}\n"),
+        "invalid_changeset",
+        /is not JSON \(line 3, column 5: expected ',' or '\}', found '"'\)/
+      ],
       [(file: string) => fs.rmSync(file), "missing_changeset", /does not exist/]
     ] as const
     for (const [write, expected, reason] of cases) {

@@ -97,7 +97,8 @@ describe("forkjoin run --export-only", () => {
     ["excess property", { schemaVersion: 1, tasks: [{ ...editTask("t", ["src"], []), prompt2: 1 }] }, /\$\.tasks\[0\]\.prompt2/],
     ["bad task id", { schemaVersion: 1, tasks: [editTask("../evil", ["src"], [])] }, /\$\.tasks\[0\]\.id: the id "\.\.\/evil" is refused \(it has a "\.\." segment\)/],
     ["wrong schemaVersion", { schemaVersion: 2, tasks: [] }, /\$\.schemaVersion/],
-    ["not JSON", "{ nope", /at \$: not valid JSON/]
+    ["not JSON", "{ nope", /at \$: not valid JSON/],
+    ["a syntax error at line 3", "{\n  \"schemaVersion\": 1\n    \"tasks\": []\n}\n", /at \$: not valid JSON \(line 3, column 5: expected ',' or '\}', found '"'\)/]
   ]
   for (const [name, plan, message] of bad) {
     it(`refuses a plan with ${name} (exit 2, workspace identical)`, () => {

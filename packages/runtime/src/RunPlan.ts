@@ -11,6 +11,7 @@
  */
 import { TaskId } from "@forkjoin/schema"
 import { VerifyCommand } from "@forkjoin/schema/MergeRun"
+import { describeSyntaxError, parseJson } from "@forkjoin/schema/JsonText"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { decodeAction, type ParsedAction } from "./Action.ts"
@@ -248,17 +249,13 @@ export const decode = (raw: unknown): Result.Result<RunPlan, PlanError> => {
 }
 
 /**
- * `decode` for plan file text; invalid JSON is a `PlanError` at `$`.
+ * `decode` for plan file text; invalid JSON is a `PlanError` at `$` saying at which line and column.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const decodeJson = (text: string): Result.Result<RunPlan, PlanError> => {
-  let raw: unknown
-  try {
-    raw = JSON.parse(text)
-  } catch (e) {
-    return Result.fail(new PlanError({ path: "$", detail: `not valid JSON (${e instanceof Error ? e.message : String(e)}).` }))
-  }
-  return decode(raw)
+  const parsed = parseJson(text)
+  if (!parsed.ok) return Result.fail(new PlanError({ path: "$", detail: `not valid JSON (${describeSyntaxError(parsed.error)}).` }))
+  return decode(parsed.value)
 }

@@ -110,6 +110,15 @@ describe("RunPlan.decode", () => {
     if (Result.isSuccess(r)) return
     assert.strictEqual(r.failure.path, "$")
     assert.match(r.failure.message, /^invalid plan at \$: not valid JSON/)
+    assert.include(r.failure.message, "not valid JSON (line 1, column 3: expected a key in double quotes, found 'n').")
+  })
+
+  it("decodeJson: a syntax error says its line and column", () => {
+    const r = RunPlan.decodeJson("{\n  \"schemaVersion\": 1\n    \"tasks\": []\n}\n")
+    assert.isTrue(Result.isFailure(r))
+    if (Result.isSuccess(r)) return
+    assert.strictEqual(r.failure.path, "$")
+    assert.include(r.failure.message, "not valid JSON (line 3, column 5: expected ',' or '}', found '\"')")
   })
 })
 

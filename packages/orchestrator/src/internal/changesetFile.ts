@@ -1,10 +1,12 @@
 /**
  * Reading a child's `changeset.json` in its namespace (its own export, or a plan's
  * `changesetFile` staged into the run): a regular file, never a link, a named pipe or a
- * device, at most `MAX_CHANGESET_BYTES`, parsed as JSON. What cannot be read says why, as the
- * child's status: nothing there is `missing_changeset`, anything else `invalid_changeset`.
+ * device, at most `MAX_CHANGESET_BYTES`, parsed as JSON (a syntax error says its line and
+ * column). What cannot be read says why, as the child's status: nothing there is
+ * `missing_changeset`, anything else `invalid_changeset`.
  */
 import { readRegularFile } from "@forkjoin/patch/SafeRead"
+import { describeSyntaxError, parseJson } from "@forkjoin/schema/JsonText"
 import * as Result from "effect/Result"
 import * as path from "node:path"
 
@@ -28,12 +30,14 @@ export const readChildChangeset = (namespace: string): Result.Result<unknown, Un
         : { status: "invalid_changeset", reason: `the changeset ${file} was not read: ${read.failure.detail}; it must be a regular file` }
     )
   }
+  const notJson = (why: string): Result.Result<unknown, Unread> =>
+    Result.fail({ status: "invalid_changeset", reason: `the changeset ${file} is not JSON (${why}); give a changeset.json a run exported` })
+  let text: string
   try {
-    return Result.succeed(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(read.success)))
+    text = new TextDecoder("utf-8", { fatal: true }).decode(read.success)
   } catch (error) {
-    return Result.fail({
-      status: "invalid_changeset",
-      reason: `the changeset ${file} is not JSON (${error instanceof Error ? error.message : String(error)}); give a changeset.json a run exported`
-    })
+    return notJson(error instanceof Error ? error.message : String(error))
   }
+  const parsed = parseJson(text)
+  return parsed.ok ? Result.succeed(parsed.value) : notJson(describeSyntaxError(parsed.error))
 }

@@ -256,22 +256,21 @@ const applyThroughServer = (request: ApplyRequest, server: string) =>
       return yield* new UsageError({ message: "--server needs a token in FORKJOIN_TOKEN; create one with 'forkjoin token create --thread T --workspace DIR'." })
     }
     const Remote = yield* Effect.promise(() => import("@forkjoin/engine/Remote"))
-    const record = yield* Effect.tryPromise({
-      try: () =>
-        Remote.applyRemote({ url: server, token }, {
-          patch: request.patchText,
-          thread: request.threadId,
-          turn: request.turnId ?? cliTurn,
-          profile: request.profile,
-          allowOverwrite: request.allowOverwrite
-        }),
-      catch: (e) =>
+    const record = yield* Remote.applyRemote({ url: server, token }, {
+      patch: request.patchText,
+      thread: request.threadId,
+      turn: request.turnId ?? cliTurn,
+      profile: request.profile,
+      allowOverwrite: request.allowOverwrite
+    }).pipe(
+      Effect.mapError((e) =>
         e instanceof EngineError
           ? e
-          : e instanceof Remote.RemoteError && (e.status === 0 || e.status === 401 || e.status === 404)
+          : e.status === 0 || e.status === 401 || e.status === 404
           ? new UsageError({ message: `--server ${server}: ${e.message}`, cause: e })
-          : new HistoryCommandError({ code: "gateway_failed", message: `--server ${server}: ${e instanceof Error ? e.message : String(e)}`, cause: e })
-    })
+          : new HistoryCommandError({ code: "gateway_failed", message: `--server ${server}: ${e.message}`, cause: e })
+      )
+    )
     return { record, repairs: [] } satisfies ApplyResult
   })
 

@@ -4,19 +4,18 @@
  * (`message_start` … `content_block_delta` … `message_delta`), tool calls as `tool_use`
  * blocks, tool results as `tool_result` blocks in the next user turn.
  *
- * Owns the Messages wire format. Does not own HTTP, retries and timeouts (`internal/http.ts`)
+ * Owns the Messages wire format. Does not own HTTP, retries and timeouts (`internal/http.ts` over `@forkjoin/http`)
  * nor what the model is asked (`ModelDriver`).
  *
  * @since 0.1.0
  */
-import * as AiError from "effect/ai/AiError"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import type * as Prompt from "effect/ai/Prompt"
 import type * as Response from "effect/ai/Response"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { post, type SseEvent } from "./internal/http.ts"
+import { invalidAnswer, post, postStream, type SseEvent } from "./internal/http.ts"
 import { hooks, memoByMessage, parseArguments, resultText, systemText, usagePart, wireTools } from "./internal/wire.ts"
 import type { ResolvedProvider } from "./ProviderSettings.ts"
 import * as Redaction from "./Redaction.ts"
@@ -124,10 +123,6 @@ const partsOf = (content: ReadonlyArray<{ readonly type?: string | undefined; re
   return parts
 }
 
-// `detail` may quote the provider (a stream's error message, decoded): redacted again.
-const invalid = (p: ResolvedProvider, detail: string) =>
-  AiError.make({ module: "Anthropic", method: "generateText", reason: new AiError.InvalidResponseError({ description: `${p.endpoint}: ${p.redact.text(detail)}` }) })
-
 /** Folds Messages stream events into one reply. */
 const streamFolder = () => {
   const blocks = new Map<number, { type: string; text: string; id?: string; name?: string; json: string; input?: unknown }>()
@@ -209,15 +204,12 @@ const generate = (p: ResolvedProvider) => (options: LanguageModel.ProviderOption
       method: "generateText"
     }
     if (p.stream) {
-      const folder = streamFolder()
-      yield* post(request, folder.onEvent)
-      const r = folder.result()
-      if (r.error !== undefined) return yield* invalid(p, r.error)
+      const r = yield* postStream(request, streamFolder())
       return partsOf(r.content, r.stop, r.usage)
     }
     const body = (yield* post(request)) as { content?: ReadonlyArray<{ type?: string }>; stop_reason?: string | null; usage?: Usage } | null
     if (typeof body !== "object" || body === null || !Array.isArray(body.content)) {
-      return yield* invalid(p, "the answer has no 'content'; is the base URL the Anthropic Messages API?")
+      return yield* invalidAnswer(request, "the answer has no 'content'; is the base URL the Anthropic Messages API?")
     }
     return partsOf(body.content, body.stop_reason, body.usage)
   })

@@ -9,14 +9,13 @@
  *
  * @since 0.1.0
  */
-import * as AiError from "effect/ai/AiError"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import type * as Prompt from "effect/ai/Prompt"
 import type * as Response from "effect/ai/Response"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { post, type SseEvent } from "./internal/http.ts"
+import { invalidAnswer, post, postStream, type SseEvent } from "./internal/http.ts"
 import { hooks, memoByMessage, parseArguments, resultText, usagePart, wireTools } from "./internal/wire.ts"
 import type { ResolvedProvider } from "./ProviderSettings.ts"
 import * as Redaction from "./Redaction.ts"
@@ -110,10 +109,6 @@ const partsOf = (choice: ChatChoice | undefined, usage: ChatUsage | undefined): 
   return parts
 }
 
-// `detail` may quote the provider (a stream's error message, decoded): redacted again.
-const invalid = (p: ResolvedProvider, detail: string) =>
-  AiError.make({ module: "OpenAiCompatible", method: "generateText", reason: new AiError.InvalidResponseError({ description: `${p.endpoint}: ${p.redact.text(detail)}` }) })
-
 /** Folds Chat Completions stream chunks into one reply. */
 const streamFolder = () => {
   let text = ""
@@ -174,15 +169,12 @@ const generate = (p: ResolvedProvider) => (options: LanguageModel.ProviderOption
       method: "generateText"
     }
     if (p.stream) {
-      const folder = streamFolder()
-      yield* post(request, folder.onEvent)
-      const r = folder.result()
-      if (r.error !== undefined) return yield* invalid(p, r.error)
+      const r = yield* postStream(request, streamFolder())
       return partsOf(r.choice, r.usage)
     }
     const body = (yield* post(request)) as { choices?: ReadonlyArray<ChatChoice>; usage?: ChatUsage } | null
     if (typeof body !== "object" || body === null || !Array.isArray(body.choices)) {
-      return yield* invalid(p, "the answer has no 'choices'; is the base URL an OpenAI-compatible /v1 API?")
+      return yield* invalidAnswer(request, "the answer has no 'choices'; is the base URL an OpenAI-compatible /v1 API?")
     }
     return partsOf(body.choices[0], body.usage)
   })

@@ -151,8 +151,8 @@ export const openWorkspace = async (dir: string, options: OpenOptions = {}): Pro
 
 // Through a running gateway (`Remote`): the same surface, over HTTP to its resident engine.
 const remoteWorkspace = (root: string, server: Remote.Server): Workspace => {
-  const view = <A>(route: string, query: Record<string, string | number | boolean | undefined>): Promise<A> =>
-    Remote.viewRemote(server, route, query) as Promise<A>
+  const view = <A>(route: Remote.ViewRoute, query: Record<string, string | number | boolean | undefined>): Promise<A> =>
+    Effect.runPromise(Remote.viewRemote(server, route, query)) as Promise<A>
   let real = root
   try {
     real = fs.realpathSync(root)
@@ -163,14 +163,14 @@ const remoteWorkspace = (root: string, server: Remote.Server): Workspace => {
     root,
     environmentId: environmentIdOf(real),
     applyPatch: (text, o = {}) =>
-      notPatchText(text) ?? Remote.applyRemote(server, {
+      notPatchText(text) ?? Effect.runPromise(Remote.applyRemote(server, {
         patch: text,
         thread: o.threadId ?? DEFAULT_ID,
         turn: o.turnId ?? DEFAULT_ID,
         invocation: o.invocationId,
         profile: o.profile,
         ...(o.grant?.overwrite === true ? { allowOverwrite: true } : {})
-      }),
+      })),
     repair: () => Promise.reject(new Error("repair runs in the server (on its start); it cannot be started through it")),
     history: {
       timeline: (r) => view("timeline", { thread: r.thread, turn: r.turn, descendants: r.descendants, cursor: r.cursor, limit: r.limit, maxBytes: r.maxBytes }),

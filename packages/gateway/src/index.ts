@@ -1,7 +1,8 @@
 /**
  * `@forkjoin/gateway`: the resident HTTP server (`forkjoin serve`, SPEC §11). `Gateway` starts
  * it, `GatewayApi` is its contract, `Tokens`/`TokenStore` the bearer tokens bound to threads,
- * `ViewGrants` the short-lived file-view grants. Its clients are in `@forkjoin/engine/Remote`.
+ * `ViewGrants` the short-lived file-view grants. The contract itself is in
+ * `@forkjoin/schema/GatewayApi`; its client is `@forkjoin/engine/Remote`.
  *
  * @since 0.1.0
  */

@@ -9,8 +9,12 @@ import { EngineError } from "@forkjoin/schema/EngineError"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { applyRemote, RemoteError } from "@forkjoin/engine/Remote"
+import { applyRemote as applyRemoteEffect, RemoteError } from "@forkjoin/engine/Remote"
+import * as Effect from "effect/Effect"
 import { makeWorkspace, patchOf, type Started, start, tokenFor } from "./support.ts"
+
+// The client returns Effects; run here at the Promise edge, as the facade runs them.
+const applyRemote = (...args: Parameters<typeof applyRemoteEffect>) => Effect.runPromise(applyRemoteEffect(...args))
 
 let gw: Started
 let w: ReturnType<typeof makeWorkspace>

@@ -1,27 +1,19 @@
 /**
- * One POST to a model provider over `node:http` / `node:https` with keep-alive agents (not
- * `@effect/platform-node`'s undici layer, which crashes on Node 20 here; and about five times
- * less CPU per request than the built-in `fetch`): a request timeout (for a stream, the longest
- * silence between two chunks), retries with exponential backoff on 429 and 5xx honouring
- * `retry-after`, server-sent events read incrementally, an answer larger than
- * `maxResponseBytes` refused as soon as it passes the cap (the response destroyed, nothing more
- * read), and every failure turned into an `AiError` whose description names the setting to fix.
- * The API key goes in a header only, and every body is redacted (`provider.redact`) before
- * anything reads it, so no message, error or artifact carries a key the provider echoed.
+ * One POST to a model provider through forkjoin's HTTP transport (`@forkjoin/http`, which owns
+ * the keep-alive, timeouts, retries honouring `retry-after`, the size cap and server-sent
+ * events), with the provider's settings: its timeout, retries and cap, the API key in a header
+ * only, and every body redacted (`provider.redact`) before anything reads it, so no message,
+ * error or artifact carries a key the provider echoed. It owns what a provider's failure says:
+ * every one becomes an `AiError` whose description names the setting to fix.
  */
+import { type HttpAnswer, type HttpTransportError, send } from "@forkjoin/http/HttpTransport"
+import type { SseEvent } from "@forkjoin/http/Sse"
 import * as AiError from "effect/ai/AiError"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as http from "node:http"
-import * as https from "node:https"
 import type { ResolvedProvider } from "../ProviderSettings.ts"
 import { codedFailure } from "./wire.ts"
 
-/** One server-sent event: its `event:` name (when given) and its `data:` lines joined. */
-export interface SseEvent {
-  readonly event: string | undefined
-  readonly data: string
-}
+export type { SseEvent }
 
 /** What one request needs: the provider, its headers (the key among them) and the JSON body. */
 export interface Request {
@@ -33,31 +25,10 @@ export interface Request {
   readonly method: string
 }
 
-const RETRY_AFTER_CAP_MS = 60_000
-
-type Outcome =
-  | { readonly _tag: "Json"; readonly value: unknown }
-  | { readonly _tag: "Streamed" }
-  | { readonly _tag: "Status"; readonly status: number; readonly retryAfterMs: number | undefined; readonly text: string }
-
-class Transport {
-  constructor(readonly kind: "unreachable" | "timeout" | "stalled" | "not_json" | "too_large", readonly detail: string) {}
-}
-
-const header = (headers: http.IncomingHttpHeaders, name: string): string | undefined => {
-  const v = headers[name]
-  return Array.isArray(v) ? v[0] : v
-}
-
-const retryAfterOf = (headers: http.IncomingHttpHeaders): number | undefined => {
-  const ms = header(headers, "retry-after-ms")
-  if (ms !== undefined && Number.isFinite(Number(ms))) return Math.min(Number(ms), RETRY_AFTER_CAP_MS)
-  const value = header(headers, "retry-after")
-  if (value === undefined) return undefined
-  const seconds = Number(value)
-  if (Number.isFinite(seconds)) return Math.min(Math.max(0, seconds * 1000), RETRY_AFTER_CAP_MS)
-  const at = Date.parse(value)
-  return Number.isNaN(at) ? undefined : Math.min(Math.max(0, at - Date.now()), RETRY_AFTER_CAP_MS)
+/** A stream's folder: fed each event, then asked for the reply (with the stream's own error, if it sent one). */
+export interface StreamFolder<R extends { readonly error?: string | undefined }> {
+  readonly onEvent: (e: SseEvent) => void
+  readonly result: () => R
 }
 
 /** The provider's own error text, when its body has one (`{error:{message}}` in both protocols). */
@@ -73,177 +44,97 @@ const providerMessage = (text: string): string => {
   return text.slice(0, 200)
 }
 
-const parseSse = (buffer: string, emit: (e: SseEvent) => void): string => {
-  const blocks = buffer.split(/\r?\n\r?\n/)
-  const rest = blocks.pop() ?? ""
-  for (const block of blocks) {
-    let event: string | undefined
-    const data: Array<string> = []
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith("event:")) event = line.slice(6).trim()
-      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""))
-    }
-    if (data.length > 0) emit({ event, data: data.join("\n") })
-  }
-  return rest
-}
-
-// One keep-alive agent per scheme: a session sends a request per turn to the same host.
-const agents = { "http:": new http.Agent({ keepAlive: true }), "https:": new https.Agent({ keepAlive: true }) } as const
-
-const once = (request: Request, onEvent: ((e: SseEvent) => void) | undefined, signal: AbortSignal): Promise<Outcome> =>
-  new Promise<Outcome>((resolve, reject) => {
-    const p = request.provider
-    const url = new URL(p.endpoint)
-    const body = Buffer.from(JSON.stringify(request.body))
-    let settled = false
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const finish = (f: () => void) => {
-      if (settled) return
-      settled = true
-      if (timer !== undefined) clearTimeout(timer)
-      signal.removeEventListener("abort", onAbort)
-      f()
-    }
-    const onAbort = () => {
-      req.destroy()
-      finish(() => reject(new Error("interrupted")))
-    }
-    const tooLarge = (what: string) => {
-      req.destroy()
-      finish(() => reject(new Transport("too_large", what)))
-    }
-    // Until the first byte: the request's budget; while streaming: the longest silence allowed.
-    const arm = (kind: "timeout" | "stalled") => {
-      if (timer !== undefined) clearTimeout(timer)
-      timer = setTimeout(() => {
-        req.destroy()
-        finish(() =>
-          reject(new Transport(kind, kind === "timeout" ? `no answer within ${p.timeoutMs} ms` : `the stream stalled: nothing arrived for ${p.timeoutMs} ms`))
-        )
-      }, p.timeoutMs)
-    }
-    const req = (url.protocol === "https:" ? https : http).request(url, {
-      method: "POST",
-      agent: agents[url.protocol === "https:" ? "https:" : "http:"],
-      headers: {
-        "content-type": "application/json",
-        "content-length": String(body.length),
-        accept: onEvent === undefined ? "application/json" : "text/event-stream",
-        ...request.headers
-      }
-    }, (res) => {
-      const status = res.statusCode ?? 0
-      const type = String(res.headers["content-type"] ?? "")
-      const streaming = onEvent !== undefined && status >= 200 && status < 300 && type.includes("text/event-stream")
-      const chunks: Array<Buffer> = []
-      const decoder = new TextDecoder()
-      let buffer = ""
-      let received = 0
-      const cap = p.maxResponseBytes
-      const declared = Number(res.headers["content-length"])
-      if (Number.isFinite(declared) && declared > cap) return tooLarge(`announced an answer of ${declared} bytes`)
-      // Redacted as each event is cut out, before any folder reads it.
-      const emit = (e: SseEvent) => onEvent!({ event: e.event, data: p.redact.text(e.data) })
-      if (onEvent !== undefined) arm("stalled")
-      res.on("data", (chunk: Buffer) => {
-        if (settled) return
-        received += chunk.length
-        if (received > cap) return tooLarge(`sent more than ${cap} bytes in one answer`)
-        if (streaming) {
-          arm("stalled")
-          buffer = parseSse(buffer + decoder.decode(chunk, { stream: true }), emit)
-        } else chunks.push(chunk)
-      })
-      res.on("error", (e) => finish(() => reject(e)))
-      res.on("end", () =>
-        finish(() => {
-          if (streaming) {
-            parseSse(buffer + decoder.decode() + "\n\n", emit)
-            return resolve({ _tag: "Streamed" })
-          }
-          const text = p.redact.text(Buffer.concat(chunks).toString("utf8"))
-          if (status < 200 || status >= 300) {
-            return resolve({ _tag: "Status", status, retryAfterMs: retryAfterOf(res.headers), text })
-          }
-          if (onEvent !== undefined) {
-            return reject(new Transport("not_json", `answered a streaming request with '${type || "no content type"}' instead of server-sent events (${JSON.stringify(text.slice(0, 80))})`))
-          }
-          try {
-            resolve({ _tag: "Json", value: JSON.parse(text) })
-          } catch {
-            reject(new Transport("not_json", `answered HTTP ${status} with a body that is not JSON (${JSON.stringify(text.slice(0, 80))})`))
-          }
-        })
-      )
-    })
-    req.on("error", (e: NodeJS.ErrnoException) =>
-      finish(() => reject(new Transport("unreachable", `cannot reach ${p.endpoint} (${e.code ?? e.message})`)))
-    )
-    if (signal.aborted) return onAbort()
-    signal.addEventListener("abort", onAbort, { once: true })
-    arm("timeout")
-    req.end(body)
-  })
-
 const fail = (request: Request, reason: AiError.AiErrorReason) => AiError.make({ module: request.module, method: request.method, reason })
 
-const transportError = (request: Request, t: Transport): AiError.AiError => {
+/**
+ * An answer that is not what the protocol promises; `detail` may quote the provider (a stream's
+ * error message, decoded), so it is redacted again.
+ */
+export const invalidAnswer = (request: Request, detail: string): AiError.AiError =>
+  fail(request, new AiError.InvalidResponseError({ description: `${request.provider.endpoint}: ${request.provider.redact.text(detail)}` }))
+
+const notJson = (request: Request, detail: string): AiError.AiError => {
   const p = request.provider
-  const baseSetting = p.settingNames.baseUrl
-  switch (t.kind) {
+  return fail(request, new AiError.InvalidResponseError({
+    description: `${p.endpoint} ${detail}; check ${p.settingNames.baseUrl} points at ${p.kind === "openai" ? "an OpenAI-compatible /v1 API" : "the Anthropic Messages API"}`
+  }))
+}
+
+const transportError = (request: Request, e: HttpTransportError): AiError.AiError => {
+  const p = request.provider
+  switch (e.kind) {
     case "unreachable":
-      return fail(request, new AiError.NetworkError({ reason: "TransportError", method: "POST", url: p.endpoint, description: `${t.detail}; check ${baseSetting}` }))
+      return fail(request, new AiError.NetworkError({ reason: "TransportError", method: "POST", url: p.endpoint, description: `${e.message}; check ${p.settingNames.baseUrl}` }))
     case "timeout":
     case "stalled":
-      return fail(request, new AiError.NetworkError({ reason: "TransportError", method: "POST", url: p.endpoint, description: `${p.endpoint}: ${t.detail} (${p.settingNames.timeoutMs})` }))
-    case "not_json":
-      return fail(request, new AiError.InvalidResponseError({ description: `${p.endpoint} ${t.detail}; check ${baseSetting} points at ${p.kind === "openai" ? "an OpenAI-compatible /v1 API" : "the Anthropic Messages API"}` }))
+      return fail(request, new AiError.NetworkError({ reason: "TransportError", method: "POST", url: p.endpoint, description: `${p.endpoint}: ${e.message} (${p.settingNames.timeoutMs})` }))
     case "too_large":
       return fail(
         request,
         codedFailure(
           "provider_response_too_large",
-          `${p.endpoint} ${t.detail}, more than ${p.settingNames.maxResponseBytes} allows (${p.maxResponseBytes}); nothing more was read. ` +
+          `${p.endpoint} ${e.message}, more than ${p.settingNames.maxResponseBytes} allows (${p.maxResponseBytes}); nothing more was read. ` +
             `Lower maxTokens, or raise ${p.settingNames.maxResponseBytes} if answers this large are expected`
         )
       )
+    case "broken":
+      return fail(request, new AiError.UnknownError({ description: p.redact.text(String(e.cause ?? e.message)) }))
   }
 }
 
-const statusError = (request: Request, o: Extract<Outcome, { _tag: "Status" }>, attempts: number): AiError.AiError => {
+const statusError = (request: Request, answer: HttpAnswer): AiError.AiError => {
   const p = request.provider
+  const status = answer.status
   // The body was redacted as read; the message again, once JSON escapes are decoded.
-  const said = p.redact.text(providerMessage(o.text))
+  const said = p.redact.text(providerMessage(answer.text))
   const modelSetting = p.settingNames.model
-  const description = o.status === 401 || o.status === 403
-    ? `${p.endpoint} refused the API key (HTTP ${o.status}: ${said}); check the variable ${p.apiKeyEnv}`
-    : o.status === 404
+  const description = status === 401 || status === 403
+    ? `${p.endpoint} refused the API key (HTTP ${status}: ${said}); check the variable ${p.apiKeyEnv}`
+    : status === 404
     ? `HTTP 404 from ${p.endpoint} (${said}): an unknown model '${p.model}' (${modelSetting}) or a wrong base URL`
-    : o.status === 429 || o.status >= 500
-    ? `HTTP ${o.status} from ${p.endpoint} after ${attempts} attempt(s) (${said})`
-    : `HTTP ${o.status} from ${p.endpoint} (${said}); check ${modelSetting} '${p.model}'`
-  return fail(request, AiError.reasonFromHttpStatus({ status: o.status, description }))
+    : status === 429 || status >= 500
+    ? `HTTP ${status} from ${p.endpoint} after ${answer.attempts} attempt(s) (${said})`
+    : `HTTP ${status} from ${p.endpoint} (${said}); check ${modelSetting} '${p.model}'`
+  return fail(request, AiError.reasonFromHttpStatus({ status, description }))
 }
 
 /**
  * POSTs `request`; resolves to the JSON body, or, with `onEvent`, feeds every server-sent
  * event to it as it arrives. Retries 429 and 5xx answers (before any event was read).
  */
-export const post = (request: Request, onEvent?: (e: SseEvent) => void): Effect.Effect<unknown, AiError.AiError> =>
-  Effect.gen(function*() {
-    const p = request.provider
-    for (let attempt = 1;; attempt++) {
-      const outcome = yield* Effect.tryPromise({
-        try: (signal) => once(request, onEvent, signal),
-        catch: (e) =>
-          e instanceof Transport ? transportError(request, e) : fail(request, new AiError.UnknownError({ description: p.redact.text(String(e)) }))
-      })
-      if (outcome._tag === "Json") return outcome.value
-      if (outcome._tag === "Streamed") return undefined
-      const retryable = outcome.status === 429 || outcome.status >= 500
-      if (!retryable || attempt > p.maxRetries) return yield* statusError(request, outcome, attempt)
-      const wait = outcome.retryAfterMs ?? p.retryBaseMs * 2 ** (attempt - 1)
-      yield* Effect.sleep(Duration.millis(wait))
-    }
+export const post = (request: Request, onEvent?: (e: SseEvent) => void): Effect.Effect<unknown, AiError.AiError> => {
+  const p = request.provider
+  return send({
+    url: p.endpoint,
+    method: "POST",
+    headers: { "content-type": "application/json", accept: onEvent === undefined ? "application/json" : "text/event-stream", ...request.headers },
+    body: JSON.stringify(request.body),
+    timeoutMs: p.timeoutMs,
+    maxResponseBytes: p.maxResponseBytes,
+    redact: (text) => p.redact.text(text),
+    onEvent,
+    retry: { maxRetries: p.maxRetries, baseMs: p.retryBaseMs }
+  }).pipe(
+    Effect.mapError((e) => transportError(request, e)),
+    Effect.flatMap((answer) => {
+      if (answer.status < 200 || answer.status >= 300) return Effect.fail(statusError(request, answer))
+      if (answer.streamed) return Effect.succeed(undefined)
+      const type = answer.contentType
+      if (onEvent !== undefined) {
+        return Effect.fail(notJson(request, `answered a streaming request with '${type || "no content type"}' instead of server-sent events (${JSON.stringify(answer.text.slice(0, 80))})`))
+      }
+      try {
+        return Effect.succeed(JSON.parse(answer.text) as unknown)
+      } catch {
+        return Effect.fail(notJson(request, `answered HTTP ${answer.status} with a body that is not JSON (${JSON.stringify(answer.text.slice(0, 80))})`))
+      }
+    })
+  )
+}
+
+/** POSTs a streaming request and folds its events; a stream that reported an error is an invalid answer. */
+export const postStream = <R extends { readonly error?: string | undefined }>(request: Request, folder: StreamFolder<R>): Effect.Effect<R, AiError.AiError> =>
+  Effect.flatMap(post(request, folder.onEvent), () => {
+    const r = folder.result()
+    return r.error === undefined ? Effect.succeed(r) : Effect.fail(invalidAnswer(request, r.error))
   })

@@ -34,140 +34,15 @@
  *
  * @since 0.1.0
  */
-import * as SnapshotStore from "../SnapshotStore.ts"
 import type { Migration, SqliteOptions } from "../Sqlite.ts"
+import { migration as m001 } from "../migrations/history/001_blobs_intents_records.ts"
+import { migration as m002 } from "../migrations/history/002_threads_coverage_changes_events.ts"
+import { migration as m003 } from "../migrations/history/003_identity_resets_acknowledgements.ts"
+import { migration as m004 } from "../migrations/history/004_snapshot_store.ts"
+import { migration as m005 } from "../migrations/history/005_chunk_patches.ts"
 
-// -------------------------------------------------------------------------------------
-// schema (migrations)
-// -------------------------------------------------------------------------------------
-
-const migrations: ReadonlyArray<Migration> = [
-  {
-    version: 1,
-    name: "blobs, intents, records",
-    up: (c) =>
-      c.exec(`
-        CREATE TABLE blobs (
-          hash  TEXT PRIMARY KEY,
-          size  INTEGER NOT NULL CHECK (size >= 0),
-          bytes BLOB NOT NULL
-        );
-        CREATE TABLE intents (
-          intent_id      TEXT PRIMARY KEY,
-          environment_id TEXT NOT NULL,
-          transaction_id TEXT NOT NULL,
-          status         TEXT NOT NULL CHECK (status IN ('open', 'committed', 'aborted', 'uncertain')),
-          created_at     TEXT NOT NULL,
-          closed_at      TEXT,
-          note           TEXT,
-          intent_json    TEXT NOT NULL
-        );
-        CREATE INDEX intents_open ON intents (environment_id, created_at) WHERE status = 'open';
-        CREATE TABLE records (
-          record_id      TEXT PRIMARY KEY,
-          intent_id      TEXT REFERENCES intents (intent_id),
-          environment_id TEXT NOT NULL,
-          commit_ordinal INTEGER NOT NULL CHECK (commit_ordinal > 0),
-          thread_id      TEXT NOT NULL,
-          turn_id        TEXT NOT NULL,
-          transaction_id TEXT NOT NULL,
-          committed_at   TEXT NOT NULL,
-          outcome        TEXT NOT NULL,
-          bytes_written  INTEGER NOT NULL,
-          files_written  INTEGER NOT NULL,
-          record_json    TEXT NOT NULL,
-          UNIQUE (environment_id, commit_ordinal)
-        );
-        CREATE INDEX records_thread ON records (environment_id, thread_id, commit_ordinal);
-        CREATE INDEX records_turn ON records (environment_id, turn_id, commit_ordinal);
-        CREATE INDEX records_transaction ON records (environment_id, transaction_id, commit_ordinal);
-      `)
-  },
-  {
-    version: 2,
-    name: "threads, record columns for coverage, per-path change index, provider events",
-    up: (c) =>
-      c.exec(`
-        CREATE TABLE threads (
-          thread_id        TEXT PRIMARY KEY,
-          parent_thread_id TEXT,
-          created_at       TEXT NOT NULL
-        );
-        CREATE INDEX threads_parent ON threads (parent_thread_id) WHERE parent_thread_id IS NOT NULL;
-        ALTER TABLE records ADD COLUMN exactness TEXT;
-        ALTER TABLE records ADD COLUMN provenance TEXT;
-        ALTER TABLE records ADD COLUMN verifies TEXT;
-        UPDATE records SET
-          exactness = json_extract(record_json, '$.exactness'),
-          provenance = json_extract(record_json, '$.provenance'),
-          verifies = json_extract(record_json, '$.links.verifies');
-        CREATE INDEX records_verifies ON records (verifies) WHERE verifies IS NOT NULL;
-        CREATE TABLE record_changes (
-          environment_id TEXT NOT NULL,
-          path           TEXT NOT NULL,
-          commit_ordinal INTEGER NOT NULL,
-          thread_id      TEXT NOT NULL,
-          move_from      TEXT,
-          PRIMARY KEY (environment_id, path, commit_ordinal)
-        ) WITHOUT ROWID;
-        CREATE INDEX record_changes_moved_in ON record_changes (environment_id, path, commit_ordinal)
-          WHERE move_from IS NOT NULL;
-        CREATE INDEX record_changes_moved_out ON record_changes (environment_id, move_from, commit_ordinal)
-          WHERE move_from IS NOT NULL;
-        INSERT INTO record_changes (environment_id, path, commit_ordinal, thread_id, move_from)
-          SELECT r.environment_id, json_extract(c.value, '$.path'), r.commit_ordinal, r.thread_id,
-                 json_extract(c.value, '$.moveFrom')
-          FROM records r, json_each(r.record_json, '$.changes') c;
-        CREATE TABLE provider_events (
-          record_id TEXT PRIMARY KEY REFERENCES records (record_id),
-          format    TEXT NOT NULL,
-          payload   TEXT NOT NULL
-        );
-      `)
-  },
-  {
-    version: 3,
-    name: "history identity, resets, acknowledgements of uncertain outcomes",
-    up: (c) =>
-      c.exec(`
-        CREATE TABLE history_identity (
-          singleton  INTEGER PRIMARY KEY CHECK (singleton = 1),
-          history_id TEXT NOT NULL,
-          created_at TEXT NOT NULL
-        );
-        CREATE TABLE history_resets (
-          environment_id        TEXT NOT NULL,
-          reset_at              TEXT NOT NULL,
-          history_id            TEXT NOT NULL,
-          previous_history_id   TEXT NOT NULL,
-          previous_last_ordinal INTEGER NOT NULL,
-          reason                TEXT NOT NULL CHECK (reason IN ('missing', 'different', 'older'))
-        );
-        CREATE INDEX history_resets_by_environment ON history_resets (environment_id, reset_at);
-        CREATE TABLE acknowledgements (
-          record_id       TEXT PRIMARY KEY REFERENCES records (record_id),
-          acknowledged_at TEXT NOT NULL,
-          note            TEXT NOT NULL
-        );
-        CREATE INDEX records_uncertain ON records (environment_id, commit_ordinal)
-          WHERE outcome = 'commit_state_uncertain';
-      `)
-  },
-  {
-    version: 4,
-    name: "snapshot store: shared chunks, compressed or as deltas; committed intents keep no JSON copy",
-    up: (c) => {
-      SnapshotStore.createTables(c)
-      // The record holds the draft; only open intents are read back (startup repair, gaps).
-      c.exec("UPDATE intents SET intent_json = '' WHERE status = 'committed' AND intent_id IN (SELECT intent_id FROM records)")
-    }
-  },
-  {
-    version: 5,
-    name: "snapshot store: chunks may be one-hop patches of a whole chunk",
-    up: SnapshotStore.allowPatches
-  }
-]
+// One file per migration under `migrations/history/`, numbered as its version.
+const migrations: ReadonlyArray<Migration> = [m001, m002, m003, m004, m005]
 
 /**
  * The `Sqlite` options this store needs (its migrations), merged over `options`.

@@ -14,7 +14,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { bytes, freshEnvironment, planned, sha256 } from "./fixtures.ts"
+import { bytes, freshEnvironment, planned, raw, sha256 } from "./fixtures.ts"
 import { collapsed, holdUntilContended } from "./lockContention.ts"
 import { bundle } from "../../../test/support/bundle.ts"
 import { text } from "./snapshotBytes.ts"
@@ -27,15 +27,6 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 const withStore = <A, E>(file: string, body: Effect.Effect<A, E, HistoryStore>) =>
   body.pipe(Effect.provide(layerSqlite(file)))
-
-const raw = <A>(file: string, f: (db: Database.Database) => A): A => {
-  const db = new Database(file)
-  try {
-    return f(db)
-  } finally {
-    db.close()
-  }
-}
 
 describe("HistoryStoreSqlite", () => {
   it.effect("applies the connection policy: WAL, synchronous=FULL, busy_timeout, foreign_keys", () =>

@@ -22,7 +22,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { at, conflict, contract, discard, freshEnvironment, freshRunId, mergeRun, outcome } from "./MergeStore.contract.ts"
 import { nativeAddons } from "../../../test/support/bundle.ts"
-import { draft } from "./fixtures.ts"
+import { draft, raw } from "./fixtures.ts"
 import { collapsed, holdUntilContended } from "./lockContention.ts"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-merge-store-"))
@@ -35,15 +35,6 @@ contract("memory", () => MergeStore.layerMemory)
 contract("sqlite file", () => layerSqlite(freshFile()))
 
 const withStore = <A, E>(file: string, body: Effect.Effect<A, E, MergeStore>) => body.pipe(Effect.provide(layerSqlite(file)))
-
-const raw = <A>(file: string, f: (db: Database.Database) => A): A => {
-  const db = new Database(file)
-  try {
-    return f(db)
-  } finally {
-    db.close()
-  }
-}
 
 const failureOf = <A>(effect: Effect.Effect<A, StoreError>) =>
   Effect.flip(effect).pipe(Effect.map((e) => ({ reason: e.reason, message: e.message })))

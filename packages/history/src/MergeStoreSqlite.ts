@@ -40,16 +40,7 @@ import { type ConflictFilter, MergeStore, type RunFilter } from "./MergeStore.ts
 import { migration as m001 } from "./migrations/merge/001_runs_and_conflicts.ts"
 import { migration as m002 } from "./migrations/merge/002_rollback_conflicts.ts"
 import { type Connection, Sqlite, type SqliteOptions } from "./Sqlite.ts"
-import {
-  attempt,
-  checkConflictOwner,
-  checkRollbackConflict,
-  duplicateChild,
-  matchesFilter,
-  messageOf,
-  resolvedRollbackConflict,
-  withOutcome
-} from "./internal/mergeRules.ts"
+import * as Rules from "./internal/mergeRules.ts"
 
 // -------------------------------------------------------------------------------------
 // schema (migrations)
@@ -119,7 +110,7 @@ const encoded = <A>(operation: string, what: string, encode: (a: A) => string, v
   try {
     return encode(value)
   } catch (e) {
-    throw new StoreError({ operation, reason: "Schema", detail: `${what} is invalid: ${messageOf(e)}`, cause: e })
+    throw new StoreError({ operation, reason: "Schema", detail: `${what} is invalid: ${Rules.messageOf(e)}`, cause: e })
   }
 }
 
@@ -132,7 +123,7 @@ const runOfRow = (operation: string, row: RunRow): MergeRun => {
   try {
     run = decodeRunJson(row.run_json)
   } catch (e) {
-    throw corrupt(operation, `merge run ${row.run_id}`, `does not decode: ${messageOf(e)}`, e)
+    throw corrupt(operation, `merge run ${row.run_id}`, `does not decode: ${Rules.messageOf(e)}`, e)
   }
   if (run.runId !== row.run_id) throw corrupt(operation, `merge run ${row.run_id}`, `holds the record of ${run.runId}`)
   return run
@@ -143,7 +134,7 @@ const conflictOfRow = (operation: string, row: ConflictRow): ConflictRecord => {
   try {
     conflict = decodeConflictJson(row.conflict_json)
   } catch (e) {
-    throw corrupt(operation, `conflict ${row.conflict_id}`, `does not decode: ${messageOf(e)}`, e)
+    throw corrupt(operation, `conflict ${row.conflict_id}`, `does not decode: ${Rules.messageOf(e)}`, e)
   }
   if (conflict.conflictId !== row.conflict_id) {
     throw corrupt(operation, `conflict ${row.conflict_id}`, `holds the record of ${conflict.conflictId}`)
@@ -183,8 +174,8 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
 
   const createRun = Effect.fnUntraced(function*(run: MergeRun) {
     const operation = "MergeStore.createRun"
-    const json = yield* attempt(() => encoded(operation, `merge run ${run.runId}`, encodeRunJson, run))
-    const twice = duplicateChild(run)
+    const json = yield* Rules.attempt(() => encoded(operation, `merge run ${run.runId}`, encodeRunJson, run))
+    const twice = Rules.duplicateChild(run)
     if (twice !== undefined) {
       return yield* new StoreError({ operation, reason: "Constraint", detail: `merge run ${run.runId} lists child ${twice} twice` })
     }
@@ -211,15 +202,15 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
   ) {
     const operation = "MergeStore.recordOutcome"
     // Validated and encoded before taking the write lock.
-    const rows = yield* attempt(() =>
+    const rows = yield* Rules.attempt(() =>
       conflicts.map((conflict) => {
-        checkConflictOwner(operation, runId, outcome.childId, conflict)
+        Rules.checkConflictOwner(operation, runId, outcome.childId, conflict)
         return { conflict, json: encoded(operation, `conflict ${conflict.conflictId}`, encodeConflictJson, conflict) }
       })
     )
     return yield* sql.transaction(operation, (c) => {
       const run = requireRun(c, operation, runId)
-      const updated = updateRun(c, operation, withOutcome(operation, run, outcome, updatedAt))
+      const updated = updateRun(c, operation, Rules.withOutcome(operation, run, outcome, updatedAt))
       for (const { conflict, json } of rows) {
         const existing = c.get<ConflictRow>(SQL.getConflict, conflict.conflictId)
         if (existing === undefined) {
@@ -264,16 +255,16 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
     conflicts: ReadonlyArray<ConflictRecord>
   ) {
     const operation = "MergeStore.holdRollback"
-    const rows = yield* attempt(() =>
+    const rows = yield* Rules.attempt(() =>
       conflicts.map((conflict) => {
-        checkRollbackConflict(operation, transactionId, conflict)
+        Rules.checkRollbackConflict(operation, transactionId, conflict)
         return { conflict, json: encoded(operation, `conflict ${conflict.conflictId}`, encodeConflictJson, conflict) }
       })
     )
     yield* sql.transaction(operation, (c) => {
       const held = c.all<ConflictRow>(SQL.rollbackConflicts, environmentId)
         .map((row) => conflictOfRow(operation, row))
-        .filter((x) => matchesFilter(x, { rollbackOf: transactionId }))
+        .filter((x) => Rules.matchesFilter(x, { rollbackOf: transactionId }))
       for (const old of held) c.run(SQL.deleteConflict, old.conflictId)
       for (const { conflict, json } of rows) {
         if (c.get<ConflictRow>(SQL.getConflict, conflict.conflictId) !== undefined) {
@@ -296,7 +287,7 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
       if (filter.rollbackOf !== undefined) {
         return c.all<ConflictRow>(SQL.rollbackConflicts, environmentId)
           .map((row) => conflictOfRow("MergeStore.listConflicts", row))
-          .filter((x) => matchesFilter(x, filter))
+          .filter((x) => Rules.matchesFilter(x, filter))
       }
       const rows = runId === undefined
         ? status === undefined
@@ -333,8 +324,8 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
       const open = c.all<ConflictRow>(SQL.openRollbackConflicts, environmentId)
         .filter((other) => other.conflict_id !== conflictId)
         .map((other) => conflictOfRow(operation, other))
-        .filter((other) => conflict.transactionId !== undefined && matchesFilter(other, { rollbackOf: conflict.transactionId })).length
-      const resolved = resolvedRollbackConflict(operation, conflict, open === 0 ? { ...resolution, transactionId: closing } : resolution)
+        .filter((other) => conflict.transactionId !== undefined && Rules.matchesFilter(other, { rollbackOf: conflict.transactionId })).length
+      const resolved = Rules.resolvedRollbackConflict(operation, conflict, open === 0 ? { ...resolution, transactionId: closing } : resolution)
       c.run(SQL.resolveConflict, encoded(operation, `conflict ${conflictId}`, encodeConflictJson, resolved), conflictId)
       return { conflict: resolved, open }
     })

@@ -48,6 +48,17 @@ export const withPathLocks = <A, E, R>(
   )
 
 /**
+ * Runs `effect` holding a lock; `lock_timeout` after `timeoutMs`, naming `paths`. While another
+ * process holds it, `onProgress` hears `LockWaiting` (at the start, then throttled).
+ */
+type Holding = <A, E, R>(
+  timeoutMs: number,
+  paths: ReadonlyArray<string>,
+  effect: Effect.Effect<A, E, R>,
+  onProgress?: ProgressListener
+) => Effect.Effect<A, E | EngineError, R>
+
+/**
  * A cross-process workspace lock backed by one SQLite connection, in the state folder that
  * holds `file` (`<workspace>/.forkjoin/lock.db`). A folder the state-folder rule refuses
  * leaves the lock unopened: `with` then fails with that refusal (the engine's open fails typed).
@@ -85,22 +96,10 @@ export class WorkspaceLock {
    * Runs `effect` while holding the workspace lock; `lock_timeout` after `timeoutMs`. While
    * another process holds it, `onProgress` hears `LockWaiting` (at the start, then throttled).
    */
-  with<A, E, R>(
-    timeoutMs: number,
-    paths: ReadonlyArray<string>,
-    effect: Effect.Effect<A, E, R>,
-    onProgress?: ProgressListener
-  ): Effect.Effect<A, E | EngineError, R> {
-    return this.serially(this.held(timeoutMs, paths, effect, onProgress))
-  }
+  readonly with: Holding = (timeoutMs, paths, effect, onProgress) => this.serially(this.held(timeoutMs, paths, effect, onProgress))
 
   /** `with` for a caller already inside `serially`: the cross-process part only. */
-  held<A, E, R>(
-    timeoutMs: number,
-    paths: ReadonlyArray<string>,
-    effect: Effect.Effect<A, E, R>,
-    onProgress?: ProgressListener
-  ): Effect.Effect<A, E | EngineError, R> {
+  readonly held: Holding = (timeoutMs, paths, effect, onProgress) => {
     if (Result.isFailure(this.opened)) return Effect.fail(this.opened.failure)
     const lock = this.opened.success
     // Taken in the scope below: released when `effect` ends, however it ends.

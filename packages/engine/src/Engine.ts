@@ -315,8 +315,8 @@ const make = (config: EngineConfig) =>
     const identity = workspaceIdentity(stateDir, root)
     if (identity instanceof EngineError) return yield* identity
     const environmentId = identity.environmentId
-    const lock = new WorkspaceLock(path.join(stateDir, "lock.db"))
-    yield* Effect.addFinalizer(() => Effect.sync(() => lock.close()))
+    // Open for the engine's lifetime; a lock file SQLite cannot open is a bug, as it was.
+    const lock = yield* Effect.orDie(WorkspaceLock.open(path.join(stateDir, "lock.db")))
     const events = yield* PubSub.unbounded<HistoryEvent>()
     const deps: ApplyDeps = {
       store,

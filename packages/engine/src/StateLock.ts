@@ -9,6 +9,7 @@
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
 import { WorkspaceLock } from "./internal/lock.ts"
 
 /**
@@ -24,10 +25,10 @@ export const withStateLock = <A, E, R>(
   options: { readonly timeoutMs: number; readonly paths: ReadonlyArray<string> },
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | EngineError, R> =>
-  Effect.acquireUseRelease(
-    Effect.try({
-      try: () => new WorkspaceLock(file),
-      catch: (cause) =>
+  Effect.scopedWith((scope) =>
+    WorkspaceLock.open(file).pipe(
+      Scope.provide(scope),
+      Effect.mapError(({ cause }) =>
         new EngineError({
           code: "path_invalid",
           stage: 6,
@@ -35,7 +36,7 @@ export const withStateLock = <A, E, R>(
           message: `Cannot open the lock ${file} (${errnoOf(cause) ?? String(cause)}); check that the workspace's .forkjoin folder is writable.`,
           cause
         })
-    }),
-    (lock) => lock.with(options.timeoutMs, options.paths, effect),
-    (lock) => Effect.sync(() => lock.close())
+      ),
+      Effect.flatMap((lock) => lock.with(options.timeoutMs, options.paths, effect))
+    )
   )

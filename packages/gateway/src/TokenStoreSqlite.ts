@@ -3,10 +3,9 @@
  * same `Sqlite` service, so `forkjoin token create` and a running `forkjoin serve` share the
  * tokens without a second file.
  *
- * It owns the `gateway_tokens` table and its versioned migration. It does not own the connection
- * policy (`Sqlite`) nor any history or merge table. Like the merge store, its version lives in
- * `schema_components` (row `gateway`): raising `PRAGMA user_version` would make the history
- * store of this same release refuse the database.
+ * It owns the `gateway_tokens` table and its migrations (`migrations/gateway/`). It does not own
+ * the connection policy (`Sqlite`), the versioning (`@forkjoin/sqlite/Migrator`: the `gateway`
+ * row of `schema_components`) nor any history or merge table.
  *
  * Layout (gateway migration 1): `gateway_tokens(token_id PK, token_hash UNIQUE, thread_id,
  * created_at, expires_at, revoked_at)`; times are epoch milliseconds; only the hash of a
@@ -16,39 +15,20 @@
  */
 import type { StoreError } from "@forkjoin/history/HistoryStore"
 import { sqliteOptions } from "@forkjoin/history/HistoryStoreSqlite"
-import { type Connection, type Migration, Sqlite, type SqliteOptions } from "@forkjoin/history/Sqlite"
+import { Sqlite, type SqliteOptions } from "@forkjoin/history/Sqlite"
+import { Migrator } from "@forkjoin/sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { migration as m001 } from "./migrations/gateway/001_tokens.ts"
 import { TokenRow, TokenStore, TokenStoreError } from "./TokenStore.ts"
 
-const COMPONENT = "gateway"
-
-const migrations: ReadonlyArray<Migration> = [
-  {
-    version: 1,
-    name: "gateway tokens",
-    up: (c) =>
-      c.exec(`
-        CREATE TABLE gateway_tokens (
-          token_id   TEXT PRIMARY KEY,
-          token_hash TEXT NOT NULL UNIQUE,
-          thread_id  TEXT NOT NULL,
-          created_at INTEGER NOT NULL,
-          expires_at INTEGER NOT NULL,
-          revoked_at INTEGER
-        );
-      `)
-  }
-]
+// One file per migration under `migrations/gateway/`, numbered as its version; the version is
+// the `gateway` row of `schema_components`, brought up when the store is built.
+const component = Migrator.component({ name: "gateway", label: "gateway schema", migrations: [m001] })
 
 const SQL = {
-  hasComponents: "SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'schema_components'",
-  createComponents: "CREATE TABLE IF NOT EXISTS schema_components (component TEXT PRIMARY KEY, version INTEGER NOT NULL)",
-  componentVersion: "SELECT version FROM schema_components WHERE component = ?",
-  setComponentVersion: "INSERT INTO schema_components (component, version) VALUES (?, ?) " +
-    "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
   exists: "SELECT 1 AS present FROM gateway_tokens WHERE token_id = ? OR token_hash = ?",
   insert: "INSERT INTO gateway_tokens (token_id, token_hash, thread_id, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",
   byHash: "SELECT token_id, token_hash, thread_id, created_at, expires_at, revoked_at FROM gateway_tokens WHERE token_hash = ?",
@@ -84,37 +64,6 @@ const rowOf = (operation: string, row: Row): Effect.Effect<TokenRow, TokenStoreE
 const storeFailure = (operation: string) => (cause: StoreError): TokenStoreError =>
   new TokenStoreError({ operation, reason: "Store", detail: cause.message, cause })
 
-const versionOf = (c: Connection): number =>
-  c.get(SQL.hasComponents) === undefined ? 0 : c.get<{ readonly version: number }>(SQL.componentVersion, COMPONENT)?.version ?? 0
-
-/** Brings the token table to the latest version in one transaction (re-read under the write lock). */
-const migrate = (sql: typeof Sqlite.Service): Effect.Effect<void, TokenStoreError> => {
-  const operation = "TokenStore.migrate"
-  const latest = migrations.length
-  return Effect.flatMap(
-    sql.run(operation, (c) => versionOf(c)).pipe(Effect.mapError(storeFailure(operation))),
-    (found) => {
-      if (found > latest) {
-        return Effect.fail(
-          new TokenStoreError({
-            operation,
-            reason: "Store",
-            detail: `${sql.file} has gateway schema version ${found}, newer than this forkjoin supports (${latest})`
-          })
-        )
-      }
-      if (found === latest) return Effect.void
-      return sql.transaction(operation, (c) => {
-        const current = versionOf(c)
-        if (current >= latest) return
-        c.exec(SQL.createComponents)
-        for (const migration of migrations) if (migration.version > current) migration.up(c)
-        c.run(SQL.setComponentVersion, COMPONENT, latest)
-      }).pipe(Effect.mapError(storeFailure(operation)))
-    }
-  )
-}
-
 /**
  * Builds the store over the provided `Sqlite` (opened with the history migrations), migrating
  * the token table first.
@@ -124,7 +73,7 @@ const migrate = (sql: typeof Sqlite.Service): Effect.Effect<void, TokenStoreErro
  */
 export const make: Effect.Effect<TokenStore["Service"], TokenStoreError, Sqlite> = Effect.gen(function*() {
   const sql = yield* Sqlite
-  yield* migrate(sql)
+  yield* sql.migrate("TokenStore.migrate", component).pipe(Effect.mapError(storeFailure("TokenStore.migrate")))
   return TokenStore.of({
     insert: (row) => {
       const operation = "TokenStore.insert"

@@ -5,14 +5,10 @@
  * write is one `BEGIN IMMEDIATE` transaction (read, decide, write), so concurrent processes
  * never lose each other's outcomes and waits for the lock are handled as the history store's.
  *
- * It owns the merge tables and their versioned migration. It does not own the connection
- * policy (`Sqlite`) nor the history tables (`HistoryStoreSqlite`), which it never alters.
- *
- * Versioning: the history store numbers its migrations with `PRAGMA user_version`, and
- * refuses a database whose version it does not know. Raising that number here would make the
- * history store of this same release refuse every database the merge store has touched, so
- * the merge tables keep their own version in `schema_components(component, version)` (row
- * `merge`), checked when the layer is built and, if behind, migrated in one transaction.
+ * It owns the merge tables and their migrations (`migrations/merge/`). It does not own the
+ * connection policy (`Sqlite`), the versioning (`@forkjoin/sqlite/Migrator`: the `merge` row of
+ * `schema_components`, checked when the layer is built and, if behind, migrated step by step)
+ * nor the history tables (`HistoryStoreSqlite`), which it never alters.
  *
  * Layout (merge migration 1):
  * - `merge_runs(run_id PK, environment_id, status, created_at, updated_at, run_json)`, indexed
@@ -33,6 +29,7 @@ import { ConflictRecord, type ConflictResolution } from "@forkjoin/schema/Confli
 import type { ConflictId, EnvironmentId, MergeRunId, TransactionId } from "@forkjoin/schema/Ids"
 import { type ChildOutcome, MergeRun, type MergeRunStatus } from "@forkjoin/schema/MergeRun"
 import type { UtcTimestamp } from "@forkjoin/schema/UtcTimestamp"
+import { Migrator } from "@forkjoin/sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -40,127 +37,24 @@ import * as Schema from "effect/Schema"
 import { HistoryStore, StoreError } from "./HistoryStore.ts"
 import { layerNoDeps as historyLayerNoDeps, sqliteOptions } from "./HistoryStoreSqlite.ts"
 import { type ConflictFilter, MergeStore, type RunFilter } from "./MergeStore.ts"
-import { type Connection, type Migration, Sqlite, type SqliteOptions } from "./Sqlite.ts"
-import {
-  attempt,
-  checkConflictOwner,
-  checkRollbackConflict,
-  duplicateChild,
-  matchesFilter,
-  messageOf,
-  resolvedRollbackConflict,
-  withOutcome
-} from "./internal/mergeRules.ts"
+import { migration as m001 } from "./migrations/merge/001_runs_and_conflicts.ts"
+import { migration as m002 } from "./migrations/merge/002_rollback_conflicts.ts"
+import { type Connection, Sqlite, type SqliteOptions } from "./Sqlite.ts"
+import * as Rules from "./internal/mergeRules.ts"
 
 // -------------------------------------------------------------------------------------
 // schema (migrations)
 // -------------------------------------------------------------------------------------
 
-const COMPONENT = "merge"
-
-// The merge tables' migrations, numbered 1..n in their own `schema_components` row; each `up`
-// only creates what is new.
-const migrations: ReadonlyArray<Migration> = [
-  {
-    version: 1,
-    name: "merge runs and conflicts",
-    up: (c) =>
-      c.exec(`
-        CREATE TABLE merge_runs (
-          run_id         TEXT PRIMARY KEY,
-          environment_id TEXT NOT NULL,
-          status         TEXT NOT NULL,
-          created_at     TEXT NOT NULL,
-          updated_at     TEXT NOT NULL,
-          run_json       TEXT NOT NULL
-        );
-        CREATE INDEX merge_runs_by_environment ON merge_runs (environment_id, created_at, run_id);
-        CREATE INDEX merge_runs_by_status ON merge_runs (environment_id, status, created_at, run_id);
-        CREATE TABLE merge_conflicts (
-          conflict_id    TEXT PRIMARY KEY,
-          run_id         TEXT NOT NULL REFERENCES merge_runs (run_id),
-          environment_id TEXT NOT NULL,
-          child_id       TEXT NOT NULL,
-          status         TEXT NOT NULL,
-          created_at     TEXT NOT NULL,
-          conflict_json  TEXT NOT NULL
-        );
-        CREATE INDEX merge_conflicts_by_run ON merge_conflicts (run_id, status, created_at, conflict_id);
-        CREATE INDEX merge_conflicts_by_environment ON merge_conflicts (environment_id, status, created_at, conflict_id);
-      `)
-  },
-  {
-    version: 2,
-    name: "conflicts of rollbacks (no run)",
-    // SQLite cannot drop a NOT NULL constraint in place: the table is rebuilt, rows kept.
-    up: (c) =>
-      c.exec(`
-        CREATE TABLE merge_conflicts_v2 (
-          conflict_id    TEXT PRIMARY KEY,
-          run_id         TEXT REFERENCES merge_runs (run_id),
-          environment_id TEXT NOT NULL,
-          child_id       TEXT,
-          status         TEXT NOT NULL,
-          created_at     TEXT NOT NULL,
-          conflict_json  TEXT NOT NULL
-        );
-        INSERT INTO merge_conflicts_v2 (conflict_id, run_id, environment_id, child_id, status, created_at, conflict_json)
-          SELECT conflict_id, run_id, environment_id, child_id, status, created_at, conflict_json FROM merge_conflicts;
-        DROP TABLE merge_conflicts;
-        ALTER TABLE merge_conflicts_v2 RENAME TO merge_conflicts;
-        CREATE INDEX merge_conflicts_by_run ON merge_conflicts (run_id, status, created_at, conflict_id);
-        CREATE INDEX merge_conflicts_by_environment ON merge_conflicts (environment_id, status, created_at, conflict_id);
-      `)
-  }
-]
-
-/** The merge tables' version in this file: 0 before the first merge migration. */
-const versionOf = (c: Connection): number =>
-  c.get(SQL.hasComponents) === undefined ? 0 : c.get<{ readonly version: number }>(SQL.componentVersion, COMPONENT)?.version ?? 0
-
-/**
- * Brings the merge tables to the latest version: a read when they are current, else ONE
- * transaction that re-reads the version under the write lock (processes opening one file at
- * once migrate it once). A version newer than this code knows is refused.
- */
-const migrate = (sql: typeof Sqlite.Service): Effect.Effect<void, StoreError> => {
-  const operation = "MergeStore.migrate"
-  const latest = migrations.length
-  const check = (found: number): boolean => {
-    if (found > latest) {
-      throw new StoreError({
-        operation,
-        reason: "Schema",
-        detail: `${sql.file} has merge schema version ${found}, newer than this forkjoin supports (${latest}); ` +
-          "upgrade forkjoin or use another database"
-      })
-    }
-    return found < latest
-  }
-  return Effect.flatMap(sql.run(operation, (c) => check(versionOf(c))), (needed) =>
-    needed
-      ? sql.transaction(operation, (c) => {
-        const found = versionOf(c)
-        if (!check(found)) return
-        c.exec(SQL.createComponents)
-        for (const migration of migrations) {
-          if (migration.version > found) migration.up(c)
-        }
-        c.run(SQL.setComponentVersion, COMPONENT, latest)
-      })
-      : Effect.void)
-}
+// One file per migration under `migrations/merge/`, numbered as its version; the version is
+// the `merge` row of `schema_components`, brought up when the store is built.
+const component = Migrator.component({ name: "merge", label: "merge schema", migrations: [m001, m002] })
 
 // -------------------------------------------------------------------------------------
 // SQL (constant strings: each is prepared once per connection)
 // -------------------------------------------------------------------------------------
 
 const SQL = {
-  hasComponents: "SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'schema_components'",
-  createComponents: "CREATE TABLE IF NOT EXISTS schema_components (component TEXT PRIMARY KEY, version INTEGER NOT NULL)",
-  componentVersion: "SELECT version FROM schema_components WHERE component = ?",
-  setComponentVersion: "INSERT INTO schema_components (component, version) VALUES (?, ?) " +
-    "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
   insertRun: "INSERT INTO merge_runs (run_id, environment_id, status, created_at, updated_at, run_json) VALUES (?, ?, ?, ?, ?, ?)",
   hasRun: "SELECT 1 AS present FROM merge_runs WHERE run_id = ?",
   getRun: "SELECT run_id, run_json FROM merge_runs WHERE run_id = ?",
@@ -216,7 +110,7 @@ const encoded = <A>(operation: string, what: string, encode: (a: A) => string, v
   try {
     return encode(value)
   } catch (e) {
-    throw new StoreError({ operation, reason: "Schema", detail: `${what} is invalid: ${messageOf(e)}`, cause: e })
+    throw new StoreError({ operation, reason: "Schema", detail: `${what} is invalid: ${Rules.messageOf(e)}`, cause: e })
   }
 }
 
@@ -229,7 +123,7 @@ const runOfRow = (operation: string, row: RunRow): MergeRun => {
   try {
     run = decodeRunJson(row.run_json)
   } catch (e) {
-    throw corrupt(operation, `merge run ${row.run_id}`, `does not decode: ${messageOf(e)}`, e)
+    throw corrupt(operation, `merge run ${row.run_id}`, `does not decode: ${Rules.messageOf(e)}`, e)
   }
   if (run.runId !== row.run_id) throw corrupt(operation, `merge run ${row.run_id}`, `holds the record of ${run.runId}`)
   return run
@@ -240,7 +134,7 @@ const conflictOfRow = (operation: string, row: ConflictRow): ConflictRecord => {
   try {
     conflict = decodeConflictJson(row.conflict_json)
   } catch (e) {
-    throw corrupt(operation, `conflict ${row.conflict_id}`, `does not decode: ${messageOf(e)}`, e)
+    throw corrupt(operation, `conflict ${row.conflict_id}`, `does not decode: ${Rules.messageOf(e)}`, e)
   }
   if (conflict.conflictId !== row.conflict_id) {
     throw corrupt(operation, `conflict ${row.conflict_id}`, `holds the record of ${conflict.conflictId}`)
@@ -276,12 +170,12 @@ const updateRun = (c: Connection, operation: string, run: MergeRun): MergeRun =>
  */
 export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> = Effect.gen(function*() {
   const sql = yield* Sqlite
-  yield* migrate(sql)
+  yield* sql.migrate("MergeStore.migrate", component)
 
   const createRun = Effect.fnUntraced(function*(run: MergeRun) {
     const operation = "MergeStore.createRun"
-    const json = yield* attempt(() => encoded(operation, `merge run ${run.runId}`, encodeRunJson, run))
-    const twice = duplicateChild(run)
+    const json = yield* Rules.attempt(() => encoded(operation, `merge run ${run.runId}`, encodeRunJson, run))
+    const twice = Rules.duplicateChild(run)
     if (twice !== undefined) {
       return yield* new StoreError({ operation, reason: "Constraint", detail: `merge run ${run.runId} lists child ${twice} twice` })
     }
@@ -308,15 +202,15 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
   ) {
     const operation = "MergeStore.recordOutcome"
     // Validated and encoded before taking the write lock.
-    const rows = yield* attempt(() =>
+    const rows = yield* Rules.attempt(() =>
       conflicts.map((conflict) => {
-        checkConflictOwner(operation, runId, outcome.childId, conflict)
+        Rules.checkConflictOwner(operation, runId, outcome.childId, conflict)
         return { conflict, json: encoded(operation, `conflict ${conflict.conflictId}`, encodeConflictJson, conflict) }
       })
     )
     return yield* sql.transaction(operation, (c) => {
       const run = requireRun(c, operation, runId)
-      const updated = updateRun(c, operation, withOutcome(operation, run, outcome, updatedAt))
+      const updated = updateRun(c, operation, Rules.withOutcome(operation, run, outcome, updatedAt))
       for (const { conflict, json } of rows) {
         const existing = c.get<ConflictRow>(SQL.getConflict, conflict.conflictId)
         if (existing === undefined) {
@@ -361,16 +255,16 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
     conflicts: ReadonlyArray<ConflictRecord>
   ) {
     const operation = "MergeStore.holdRollback"
-    const rows = yield* attempt(() =>
+    const rows = yield* Rules.attempt(() =>
       conflicts.map((conflict) => {
-        checkRollbackConflict(operation, transactionId, conflict)
+        Rules.checkRollbackConflict(operation, transactionId, conflict)
         return { conflict, json: encoded(operation, `conflict ${conflict.conflictId}`, encodeConflictJson, conflict) }
       })
     )
     yield* sql.transaction(operation, (c) => {
       const held = c.all<ConflictRow>(SQL.rollbackConflicts, environmentId)
         .map((row) => conflictOfRow(operation, row))
-        .filter((x) => matchesFilter(x, { rollbackOf: transactionId }))
+        .filter((x) => Rules.matchesFilter(x, { rollbackOf: transactionId }))
       for (const old of held) c.run(SQL.deleteConflict, old.conflictId)
       for (const { conflict, json } of rows) {
         if (c.get<ConflictRow>(SQL.getConflict, conflict.conflictId) !== undefined) {
@@ -393,7 +287,7 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
       if (filter.rollbackOf !== undefined) {
         return c.all<ConflictRow>(SQL.rollbackConflicts, environmentId)
           .map((row) => conflictOfRow("MergeStore.listConflicts", row))
-          .filter((x) => matchesFilter(x, filter))
+          .filter((x) => Rules.matchesFilter(x, filter))
       }
       const rows = runId === undefined
         ? status === undefined
@@ -430,8 +324,8 @@ export const make: Effect.Effect<typeof MergeStore.Service, StoreError, Sqlite> 
       const open = c.all<ConflictRow>(SQL.openRollbackConflicts, environmentId)
         .filter((other) => other.conflict_id !== conflictId)
         .map((other) => conflictOfRow(operation, other))
-        .filter((other) => conflict.transactionId !== undefined && matchesFilter(other, { rollbackOf: conflict.transactionId })).length
-      const resolved = resolvedRollbackConflict(operation, conflict, open === 0 ? { ...resolution, transactionId: closing } : resolution)
+        .filter((other) => conflict.transactionId !== undefined && Rules.matchesFilter(other, { rollbackOf: conflict.transactionId })).length
+      const resolved = Rules.resolvedRollbackConflict(operation, conflict, open === 0 ? { ...resolution, transactionId: closing } : resolution)
       c.run(SQL.resolveConflict, encoded(operation, `conflict ${conflictId}`, encodeConflictJson, resolved), conflictId)
       return { conflict: resolved, open }
     })

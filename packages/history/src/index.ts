@@ -1,6 +1,7 @@
 /**
  * @forkjoin/history: the durable patch history (SPEC §4): the `HistoryStore` contract, its
- * SQLite implementation and layers, the small `Sqlite` service underneath, the history views
+ * SQLite implementation and layers, the history database's `Sqlite` service (over
+ * `@forkjoin/sqlite`, speaking `StoreError`), the history views
  * (`HistoryViews`), gap detection (`Gaps`), provider-aggregate ingestion (`ProviderAggregates`)
  * and the git export.
  *

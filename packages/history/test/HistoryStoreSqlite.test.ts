@@ -10,12 +10,12 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { bytes, freshEnvironment, planned, sha256 } from "./fixtures.ts"
+import { bytes, freshEnvironment, planned, raw, sha256 } from "./fixtures.ts"
 import { collapsed, holdUntilContended } from "./lockContention.ts"
+import { startWorker, type Worker } from "./workerProcess.ts"
 import { bundle } from "../../../test/support/bundle.ts"
 import { text } from "./snapshotBytes.ts"
 
@@ -27,15 +27,6 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 const withStore = <A, E>(file: string, body: Effect.Effect<A, E, HistoryStore>) =>
   body.pipe(Effect.provide(layerSqlite(file)))
-
-const raw = <A>(file: string, f: (db: Database.Database) => A): A => {
-  const db = new Database(file)
-  try {
-    return f(db)
-  } finally {
-    db.close()
-  }
-}
 
 describe("HistoryStoreSqlite", () => {
   it.effect("applies the connection policy: WAL, synchronous=FULL, busy_timeout, foreign_keys", () =>
@@ -294,33 +285,8 @@ describe("HistoryStoreSqlite", () => {
     })
     afterAll(() => fs.rmSync(worker, { force: true }))
 
-    interface Child {
-      readonly ready: Promise<void>
-      readonly done: Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>
-      readonly go: () => void
-    }
-
-    const start = (file: string, env: string, count: number, id: number): Child => {
-      const child = spawn(process.execPath, [worker, file, env, String(count), String(id)], {
-        stdio: ["pipe", "pipe", "pipe"]
-      })
-      let stdout = ""
-      let stderr = ""
-      let onReady: () => void = () => {}
-      const ready = new Promise<void>((resolve) => (onReady = resolve))
-      child.stdout.on("data", (chunk: Buffer) => {
-        stdout += chunk.toString("utf8")
-        if (stdout.startsWith("ready\n")) onReady()
-      })
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-      const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-        child.on("close", (code) => {
-          onReady()
-          resolve({ code, stdout, stderr })
-        })
-      )
-      return { ready, done, go: () => child.stdin.end("go\n") }
-    }
+    const start = (file: string, env: string, count: number, id: number): Worker =>
+      startWorker(worker, [file, env, String(count), String(id)])
 
     it("gives 400 concurrent commits the ordinals 1..400 exactly, with no errors", async () => {
       // A fresh file: the four processes also race to create and migrate it.

@@ -15,15 +15,15 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as esbuild from "esbuild"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { at, conflict, contract, discard, freshEnvironment, freshRunId, mergeRun, outcome } from "./MergeStore.contract.ts"
 import { nativeAddons } from "../../../test/support/bundle.ts"
-import { draft } from "./fixtures.ts"
+import { draft, raw } from "./fixtures.ts"
 import { collapsed, holdUntilContended } from "./lockContention.ts"
+import { startWorker } from "./workerProcess.ts"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-merge-store-"))
 let n = 0
@@ -35,15 +35,6 @@ contract("memory", () => MergeStore.layerMemory)
 contract("sqlite file", () => layerSqlite(freshFile()))
 
 const withStore = <A, E>(file: string, body: Effect.Effect<A, E, MergeStore>) => body.pipe(Effect.provide(layerSqlite(file)))
-
-const raw = <A>(file: string, f: (db: Database.Database) => A): A => {
-  const db = new Database(file)
-  try {
-    return f(db)
-  } finally {
-    db.close()
-  }
-}
 
 const failureOf = <A>(effect: Effect.Effect<A, StoreError>) =>
   Effect.flip(effect).pipe(Effect.map((e) => ({ reason: e.reason, message: e.message })))
@@ -82,7 +73,8 @@ describe("MergeStoreSqlite", () => {
           })
         )
       }
-      assert.deepStrictEqual(raw(file, (db) => db.prepare("SELECT component, version FROM schema_components").all()), [
+      assert.deepStrictEqual(raw(file, (db) => db.prepare("SELECT component, version FROM schema_components ORDER BY component").all()), [
+        { component: "history", version: 5 },
         { component: "merge", version: 2 }
       ])
     }))
@@ -144,7 +136,7 @@ describe("MergeStoreSqlite", () => {
       const error = yield* Effect.flip(withStore(file, Effect.void))
       assert.strictEqual(error.reason, "Schema")
       assert.include(error.message, "merge schema version 7, newer than this forkjoin supports (2)")
-      assert.strictEqual(raw(file, (db) => db.prepare("SELECT version FROM schema_components").pluck().get()), 7)
+      assert.strictEqual(raw(file, (db) => db.prepare("SELECT version FROM schema_components WHERE component = 'merge'").pluck().get()), 7)
     }))
 
   it.effect("one connection serves both stores (layerWithHistory)", () =>
@@ -295,20 +287,11 @@ describe("MergeStoreSqlite", () => {
       import { UtcTimestamp } from "@forkjoin/schema/UtcTimestamp"
       import * as Effect from "effect/Effect"
       import * as Schema from "effect/Schema"
-      import * as readline from "node:readline"
+      import { waitForGo } from "./fixtures/waitForGo.ts"
 
       const [file, runText, childrenText] = process.argv.slice(2)
       const runId = MergeRunId.make(runText)
       const children = childrenText.split(",")
-      const waitForGo = Effect.callback((resume) => {
-        const lines = readline.createInterface({ input: process.stdin })
-        lines.on("line", (line) => {
-          if (line.trim() === "go") {
-            lines.close()
-            resume(Effect.void)
-          }
-        })
-      })
       const program = Effect.gen(function*() {
         const store = yield* MergeStore
         process.stdout.write("ready\\n")
@@ -352,25 +335,7 @@ describe("MergeStoreSqlite", () => {
     })
     afterAll(() => fs.rmSync(worker, { force: true }))
 
-    const start = (file: string, runId: MergeRunId, children: ReadonlyArray<string>) => {
-      const child = spawn(process.execPath, [worker, file, runId, children.join(",")], { stdio: ["pipe", "pipe", "pipe"] })
-      let stdout = ""
-      let stderr = ""
-      let onReady: () => void = () => {}
-      const ready = new Promise<void>((resolve) => (onReady = resolve))
-      child.stdout.on("data", (chunk: Buffer) => {
-        stdout += chunk.toString("utf8")
-        if (stdout.startsWith("ready\n")) onReady()
-      })
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-      const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-        child.on("close", (code) => {
-          onReady()
-          resolve({ code, stdout, stderr })
-        })
-      )
-      return { ready, done, go: () => child.stdin.end("go\n") }
-    }
+    const start = (file: string, runId: MergeRunId, children: ReadonlyArray<string>) => startWorker(worker, [file, runId, children.join(",")])
 
     it("every one of 120 outcomes and conflicts survives; none is lost to a concurrent read-modify-write", async () => {
       // A fresh file: the three processes also race to create and migrate it.

@@ -14,9 +14,8 @@ import { layerNoDeps, layerSqlite, sqliteOptions } from "@forkjoin/history/Histo
 import * as SnapshotStore from "@forkjoin/history/SnapshotStore"
 import { Sqlite } from "@forkjoin/history/Sqlite"
 import { HistoryViews } from "@forkjoin/history/Views"
-import { EnvironmentId, type PatchHistoryRecord, type Sha256Hash } from "@forkjoin/schema"
+import { EnvironmentId, type Sha256Hash } from "@forkjoin/schema"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -27,6 +26,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { bundle } from "../../../test/support/bundle.ts"
+import { raw, snapshotsOf } from "./fixtures.ts"
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/history-v0.1.0.db", import.meta.url))
 const ENV = EnvironmentId.make("env-c769f85ac52e91412703")
@@ -42,26 +42,12 @@ const copyFixture = (): string => {
   return file
 }
 
-const raw = <A>(file: string, f: (db: Database.Database) => A): A => {
-  const db = new Database(file)
-  try {
-    return f(db)
-  } finally {
-    db.close()
-  }
-}
-
 const count = (file: string, table: string): number =>
   raw(file, (db) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n)
 
 /** The legacy `blobs` rows, by hash. */
 const legacyBlobs = (file: string): Map<string, Buffer> =>
   raw(file, (db) => new Map((db.prepare("SELECT hash, bytes FROM blobs").all() as Array<{ hash: string; bytes: Buffer }>).map((r) => [r.hash, r.bytes])))
-
-/** Every snapshot hash a record names. */
-const snapshotsOf = (records: ReadonlyArray<PatchHistoryRecord>): Array<Sha256Hash> => [
-  ...new Set(records.flatMap((r) => r.changes.flatMap((c) => [c.before, c.after, c.overwritten].flatMap((s) => (s === undefined ? [] : [s.hash])))))
-]
 
 /** What the views answer on `file`: every record's diff, both threads' timelines, and each path's history. */
 const viewsOf = (file: string) =>

@@ -2,11 +2,13 @@
 import {
   EnvironmentId,
   JournalIntent,
+  type PatchHistoryRecord,
   RecordDraft,
   type Sha256Hash,
   TransactionId,
   TurnId
 } from "@forkjoin/schema"
+import Database from "better-sqlite3"
 import * as Schema from "effect/Schema"
 import { createHash, randomUUID } from "node:crypto"
 
@@ -109,3 +111,18 @@ export const planned = (spec: DraftSpec, options?: { readonly createdAt?: string
   const d = draft(spec)
   return { draft: d, intent: intent(d, options), blobs: blobsOf(spec) }
 }
+
+/** Runs `f` on a plain better-sqlite3 connection to `file` (what another tool would see), then closes it. */
+export const raw = <A>(file: string, f: (db: Database.Database) => A): A => {
+  const db = new Database(file)
+  try {
+    return f(db)
+  } finally {
+    db.close()
+  }
+}
+
+/** Every snapshot hash the records name, once each. */
+export const snapshotsOf = (records: ReadonlyArray<PatchHistoryRecord>): Array<Sha256Hash> => [
+  ...new Set(records.flatMap((r) => r.changes.flatMap((c) => [c.before, c.after, c.overwritten].flatMap((s) => (s === undefined ? [] : [s.hash])))))
+]

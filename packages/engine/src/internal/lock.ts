@@ -4,18 +4,20 @@
  * (`serially`), so one engine's requests never interleave while one of them lets the event loop
  * turn (`turns.ts`). Cross-process: a SQLite write transaction (`BEGIN IMMEDIATE`) on
  * `<workspace>/.forkjoin/lock.db`: exclusive among processes, and released by the OS if the
- * holder dies (no stale lock files). Acquisition polls without blocking the event loop and
- * gives up with `lock_timeout`. The lock's folder
+ * holder dies (no stale lock files), through `@forkjoin/sqlite`'s `LockFile`, opened and taken in
+ * scopes. Acquisition polls without blocking the event loop and gives up with `lock_timeout`.
+ * The lock's folder
  * must pass the state-folder rule (`openStateFolder`): a lock that would be created through a
  * link is never opened, and every acquisition fails with that refusal instead.
  */
-import Database from "better-sqlite3"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
+import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
-import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import * as LockFile from "@forkjoin/sqlite/LockFile"
+import type { SqliteError } from "@forkjoin/sqlite/SqliteError"
 import * as path from "node:path"
 import { openStateFolder } from "../Policy.ts"
 import { LOCK_WAIT_EVERY_MS, type ProgressListener } from "../Progress.ts"
@@ -46,38 +48,39 @@ export const withPathLocks = <A, E, R>(
   )
 
 /**
+ * Runs `effect` holding a lock; `lock_timeout` after `timeoutMs`, naming `paths`. While another
+ * process holds it, `onProgress` hears `LockWaiting` (at the start, then throttled).
+ */
+type Holding = <A, E, R>(
+  timeoutMs: number,
+  paths: ReadonlyArray<string>,
+  effect: Effect.Effect<A, E, R>,
+  onProgress?: ProgressListener
+) => Effect.Effect<A, E | EngineError, R>
+
+/**
  * A cross-process workspace lock backed by one SQLite connection, in the state folder that
  * holds `file` (`<workspace>/.forkjoin/lock.db`). A folder the state-folder rule refuses
  * leaves the lock unopened: `with` then fails with that refusal (the engine's open fails typed).
  */
 export class WorkspaceLock {
-  /** The open lock database, or why its folder was refused. */
-  private readonly opened: Result.Result<Database.Database, EngineError>
   private readonly local = Semaphore.makeUnsafe(1)
 
-  constructor(file: string) {
-    const dir = path.dirname(file)
-    this.opened = Result.map(openStateFolder(dir, path.basename(dir)), () => {
-      const db = new Database(file)
-      // Never wait inside SQLite: that would block the event loop; we poll instead.
-      db.pragma("busy_timeout = 0")
-      // The lock database never holds data: no rollback journal file to create and delete per
-      // lock (OFF is refused in better-sqlite3's defensive mode; MEMORY is equivalent here).
-      db.pragma("journal_mode = MEMORY")
-      return db
-    })
+  /** The open lock file, or why its folder was refused. */
+  private readonly opened: Result.Result<LockFile.LockFile, EngineError>
+
+  private constructor(opened: Result.Result<LockFile.LockFile, EngineError>) {
+    this.opened = opened
   }
 
-  private tryBegin(db: Database.Database): boolean {
-    try {
-      db.exec("BEGIN IMMEDIATE")
-      return true
-    } catch (error) {
-      if (errnoOf(error)?.startsWith("SQLITE_BUSY") === true) {
-        return false
-      }
-      throw error
-    }
+  /** Opens the lock of `file` for the current scope (closing it releases the lock if held). */
+  static open(file: string): Effect.Effect<WorkspaceLock, SqliteError, Scope.Scope> {
+    return Effect.suspend(() => {
+      const dir = path.dirname(file)
+      const folder = openStateFolder(dir, path.basename(dir))
+      if (Result.isFailure(folder)) return Effect.succeed(new WorkspaceLock(Result.fail(folder.failure)))
+      return Effect.map(LockFile.open(file), (lock) => new WorkspaceLock(Result.succeed(lock)))
+    })
   }
 
   /**
@@ -93,32 +96,21 @@ export class WorkspaceLock {
    * Runs `effect` while holding the workspace lock; `lock_timeout` after `timeoutMs`. While
    * another process holds it, `onProgress` hears `LockWaiting` (at the start, then throttled).
    */
-  with<A, E, R>(
-    timeoutMs: number,
-    paths: ReadonlyArray<string>,
-    effect: Effect.Effect<A, E, R>,
-    onProgress?: ProgressListener
-  ): Effect.Effect<A, E | EngineError, R> {
-    return this.serially(this.held(timeoutMs, paths, effect, onProgress))
-  }
+  readonly with: Holding = (timeoutMs, paths, effect, onProgress) => this.serially(this.held(timeoutMs, paths, effect, onProgress))
 
   /** `with` for a caller already inside `serially`: the cross-process part only. */
-  held<A, E, R>(
-    timeoutMs: number,
-    paths: ReadonlyArray<string>,
-    effect: Effect.Effect<A, E, R>,
-    onProgress?: ProgressListener
-  ): Effect.Effect<A, E | EngineError, R> {
+  readonly held: Holding = (timeoutMs, paths, effect, onProgress) => {
     if (Result.isFailure(this.opened)) return Effect.fail(this.opened.failure)
-    const db = this.opened.success
-    const tryBegin = () => this.tryBegin(db)
+    const lock = this.opened.success
+    // Taken in the scope below: released when `effect` ends, however it ends.
     const acquire = Effect.gen(function*() {
       yield* turnOfTheEventLoop
       const start = yield* Clock.currentTimeMillis
       const deadline = start + timeoutMs
       let delay = 1
       let reported = -Infinity
-      while (!tryBegin()) {
+      // The lock's own SQLite failures (not contention) are bugs here, as they always were.
+      while (!(yield* Effect.orDie(lock.acquire))) {
         const now = yield* Clock.currentTimeMillis
         if (onProgress !== undefined && now - reported >= LOCK_WAIT_EVERY_MS) {
           reported = now
@@ -136,14 +128,8 @@ export class WorkspaceLock {
         delay = Math.min(delay * 2, 20)
       }
     })
-    const release = Effect.sync(() => {
-      if (db.inTransaction) db.exec("ROLLBACK")
-    })
-    return Effect.acquireUseRelease(acquire, () => effect, () => release)
-  }
-
-  /** Closes the connection (releases the lock if held). */
-  close(): void {
-    if (Result.isSuccess(this.opened) && this.opened.success.open) this.opened.success.close()
+    // Waiting is uninterruptible, as an acquisition is: the lock is either taken and released
+    // with the scope, or not taken at all.
+    return Effect.scopedWith((scope) => Effect.andThen(Effect.uninterruptible(Scope.provide(acquire, scope)), effect))
   }
 }

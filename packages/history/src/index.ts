@@ -1,8 +1,9 @@
 /**
- * @forkjoin/history: the durable patch history (SPEC §4): the `HistoryStore` contract (and its
- * four focused services), its SQLite implementation and layers, the small `Sqlite` service
- * underneath, the history views (`HistoryViews`), gap detection (`Gaps`), provider-aggregate
- * ingestion (`ProviderAggregates`) and the git export.
+ * @forkjoin/history: the durable patch history (SPEC §4): the `HistoryStore` contract, its
+ * SQLite implementation and layers, the small `Sqlite` service underneath, the history views
+ * (`HistoryViews`), gap detection (`Gaps`), provider-aggregate ingestion (`ProviderAggregates`)
+ * and the git export. `HistoryStore` is its four focused services in one (`HistoryContent`,
+ * `HistoryJournal`, `HistoryRecords`, `HistoryIdentityStore`).
  *
  * @since 0.1.0
  */

@@ -3,8 +3,10 @@
  * journal of intents, and PatchHistoryRecords with per-environment commit ordinals; also the
  * database's own identity (a history id, the resets that adopted it), the acknowledgements of
  * `commit_state_uncertain` outcomes, and retention (dropping old snapshots' content while every
- * record keeps its hashes). This module owns the service contract; the SQLite implementation
- * lives in `HistoryStoreSqlite.ts`, the snapshot storage under it in `SnapshotStore.ts`. It does
+ * record keeps its hashes). This module owns the service contracts: `HistoryContent`,
+ * `HistoryJournal`, `HistoryRecords`, `HistoryIdentityStore`, and `HistoryStore`, all four in
+ * one. The SQLite implementation lives in `HistoryStoreSqlite.ts` (its layers) and one file per
+ * service in `internal/store/`, the snapshot storage under it in `SnapshotStore.ts`. It does
  * not own filesystem writes (the engine does), what a workspace remembers of its history (the
  * engine's `identity.json`), nor query views (`Views.ts`).
  *
@@ -171,12 +173,13 @@ export const RetentionReport = Schema.Struct({
 export type RetentionReport = typeof RetentionReport.Type
 
 /**
- * The history store of one database.
+ * The content of one history database: snapshots by sha256, verified on read, and the
+ * retention of old snapshots' content.
  *
  * @category services
  * @since 0.1.0
  */
-export class HistoryStore extends Context.Service<HistoryStore, {
+export class HistoryContent extends Context.Service<HistoryContent, {
   /** Stores blobs once per sha256 (idempotent); returns their hashes in input order. */
   readonly putBlobs: (blobs: ReadonlyArray<Uint8Array>) => Effect.Effect<ReadonlyArray<Sha256Hash>, StoreError>
   /**
@@ -184,6 +187,23 @@ export class HistoryStore extends Context.Service<HistoryStore, {
    * rebuild it); `Pruned` when retention dropped it, none when it was never stored.
    */
   readonly getBlob: (hash: Sha256Hash) => Effect.Effect<Option.Option<Uint8Array>, StoreError>
+  /**
+   * Retention: drops the content of snapshots only records committed before the limit use.
+   * Kept whatever their age: snapshots of newer records, the last recorded content of every
+   * path, open intents' pre and post contents, and `keep`. Records, hashes and sizes all stay;
+   * reading a dropped snapshot fails with `Pruned`, the views mark it.
+   */
+  readonly pruneSnapshots: (request: RetentionRequest) => Effect.Effect<RetentionReport, StoreError>
+}>()("forkjoin/history/HistoryContent") {}
+
+/**
+ * The journal of one history database: the intents an apply opens before it writes, closed
+ * with their record (or without one), and the open ones startup repair finishes.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class HistoryJournal extends Context.Service<HistoryJournal, {
   /**
    * Durably writes an open intent and its blobs in ONE transaction (synchronous=FULL): after
    * this returns, a crash can always be repaired.
@@ -218,6 +238,16 @@ export class HistoryStore extends Context.Service<HistoryStore, {
   ) => Effect.Effect<void, StoreError>
   /** Open intents of an environment, oldest first (startup repair). */
   readonly openIntents: (environmentId: EnvironmentId) => Effect.Effect<ReadonlyArray<JournalIntent>, StoreError>
+}>()("forkjoin/history/HistoryJournal") {}
+
+/**
+ * The record log of one history database: records without an intent, the thread tree, record
+ * queries, usage for budgets, and the acknowledgements of uncertain outcomes.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class HistoryRecords extends Context.Service<HistoryRecords, {
   /** Appends a record that has no intent (gaps, uncertain outcomes, provider aggregates). */
   readonly appendRecord: (draft: RecordDraft, committedAtMillis: number) => Effect.Effect<PatchHistoryRecord, StoreError>
   /**
@@ -247,6 +277,27 @@ export class HistoryStore extends Context.Service<HistoryStore, {
   ) => Effect.Effect<ReadonlyArray<PatchHistoryRecord>, StoreError>
   /** Bytes/files written by applied records of a turn (or of the whole environment). */
   readonly usage: (environmentId: EnvironmentId, turnId: TurnId | undefined) => Effect.Effect<Usage, StoreError>
+  /** The environment's `commit_state_uncertain` records, acknowledged or not, in commit order. */
+  readonly uncertainRecords: (environmentId: EnvironmentId) => Effect.Effect<ReadonlyArray<UncertainRecord>, StoreError>
+  /**
+   * Durably acknowledges one `commit_state_uncertain` record of the environment (the first
+   * acknowledgement is kept); `NotFound` when the environment has no such record.
+   */
+  readonly acknowledge: (
+    environmentId: EnvironmentId,
+    recordId: RecordId,
+    atMillis: number,
+    note: string
+  ) => Effect.Effect<UncertainRecord, StoreError>
+}>()("forkjoin/history/HistoryRecords") {}
+
+/**
+ * The identity of one history database: its history id and the resets that adopted it.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class HistoryIdentityStore extends Context.Service<HistoryIdentityStore, {
   /** The database's identity for `environmentId` (reads only: nothing is minted). */
   readonly identity: (environmentId: EnvironmentId) => Effect.Effect<HistoryIdentity, StoreError>
   /**
@@ -268,23 +319,24 @@ export class HistoryStore extends Context.Service<HistoryStore, {
   ) => Effect.Effect<HistoryReset, StoreError>
   /** The environment's recorded resets, oldest first. */
   readonly historyResets: (environmentId: EnvironmentId) => Effect.Effect<ReadonlyArray<HistoryReset>, StoreError>
-  /** The environment's `commit_state_uncertain` records, acknowledged or not, in commit order. */
-  readonly uncertainRecords: (environmentId: EnvironmentId) => Effect.Effect<ReadonlyArray<UncertainRecord>, StoreError>
-  /**
-   * Durably acknowledges one `commit_state_uncertain` record of the environment (the first
-   * acknowledgement is kept); `NotFound` when the environment has no such record.
-   */
-  readonly acknowledge: (
-    environmentId: EnvironmentId,
-    recordId: RecordId,
-    atMillis: number,
-    note: string
-  ) => Effect.Effect<UncertainRecord, StoreError>
-  /**
-   * Retention: drops the content of snapshots only records committed before the limit use.
-   * Kept whatever their age: snapshots of newer records, the last recorded content of every
-   * path, open intents' pre and post contents, and `keep`. Records, hashes and sizes all stay;
-   * reading a dropped snapshot fails with `Pruned`, the views mark it.
-   */
-  readonly pruneSnapshots: (request: RetentionRequest) => Effect.Effect<RetentionReport, StoreError>
-}>()("forkjoin/history/HistoryStore") {}
+}>()("forkjoin/history/HistoryIdentityStore") {}
+
+/**
+ * The history store of one database: the four services above in one, for consumers that use
+ * most of them (the engine). Every store layer provides it and each of them over one connection.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class HistoryStore extends Context.Service<
+  HistoryStore,
+  HistoryContent["Service"] & HistoryJournal["Service"] & HistoryRecords["Service"] & HistoryIdentityStore["Service"]
+>()("forkjoin/history/HistoryStore") {}
+
+/**
+ * What every store layer provides: the composed store and each focused service.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export type HistoryServices = HistoryStore | HistoryContent | HistoryJournal | HistoryRecords | HistoryIdentityStore

@@ -28,8 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import { findGap, unrecordedChangeOf } from "./Gaps.ts"
-import type { StoreError } from "./HistoryStore.ts"
-import { HistoryStore } from "./HistoryStore.ts"
+import type { HistoryServices, StoreError } from "./HistoryStore.ts"
 import { layerNoDeps as storeLayerNoDeps, sqliteOptions } from "./HistoryStoreSqlite.ts"
 import { diffView } from "./internal/diffView.ts"
 import { fileView, type GapCheck } from "./internal/fileView.ts"
@@ -128,7 +127,7 @@ export class HistoryViews extends Context.Service<HistoryViews, {
     file: string,
     config: ViewsConfig,
     options?: Omit<SqliteOptions, "migrations">
-  ): Layer.Layer<HistoryViews | HistoryStore | Sqlite, StoreError> =>
+  ): Layer.Layer<HistoryViews | HistoryServices | Sqlite, StoreError> =>
     Layer.mergeAll(HistoryViews.layerNoDeps(config), storeLayerNoDeps).pipe(
       Layer.provideMerge(Sqlite.layer(file, sqliteOptions(options)))
     )

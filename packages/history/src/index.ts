@@ -3,7 +3,8 @@
  * SQLite implementation and layers, the history database's `Sqlite` service (over
  * `@forkjoin/sqlite`, speaking `StoreError`), the history views
  * (`HistoryViews`), gap detection (`Gaps`), provider-aggregate ingestion (`ProviderAggregates`)
- * and the git export.
+ * and the git export. `HistoryStore` is its four focused services in one (`HistoryContent`,
+ * `HistoryJournal`, `HistoryRecords`, `HistoryIdentityStore`).
  *
  * @since 0.1.0
  */

@@ -37,7 +37,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { HistoryStore, StoreError } from "./HistoryStore.ts"
+import { type HistoryServices, StoreError } from "./HistoryStore.ts"
 import { layerNoDeps as historyLayerNoDeps, sqliteOptions } from "./HistoryStoreSqlite.ts"
 import { type ConflictFilter, MergeStore, type RunFilter } from "./MergeStore.ts"
 import { type Connection, type Migration, Sqlite, type SqliteOptions } from "./Sqlite.ts"
@@ -498,5 +498,5 @@ export const layerSqlite = (
 export const layerWithHistory = (
   file: string,
   options?: Omit<SqliteOptions, "migrations">
-): Layer.Layer<MergeStore | HistoryStore | Sqlite, StoreError> =>
+): Layer.Layer<MergeStore | HistoryServices | Sqlite, StoreError> =>
   Layer.mergeAll(layerNoDeps, historyLayerNoDeps).pipe(Layer.provideMerge(Sqlite.layer(file, sqliteOptions(options))))

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryRecords } from "@forkjoin/history/HistoryStore"
 import * as OrchestratorConflicts from "@forkjoin/orchestrator/Conflicts"
 import * as OrchestratorRollback from "@forkjoin/orchestrator/Rollback"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
@@ -181,7 +181,7 @@ export const demo = Effect.fn("Demo.demo")(function*(options: DemoOptions) {
     yield* say(
       `rolled back docs (forkjoin rollback ${(yield* shortIds).short(docs)}): ${rollback.changes.map((c) => `${c.kind} ${c.path}`).join(", ")}`
     )
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     const records = yield* history.recordsAfter(engine.environmentId, 0, 1000).pipe(Effect.orDie)
     const ids = yield* shortIds
     yield* say("\ntimeline:")

@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { Engine, type RepairOutcome } from "@forkjoin/engine/Engine"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryRecords } from "@forkjoin/history/HistoryStore"
 import { ordinalOf } from "@forkjoin/history/ViewRequests"
 import * as OrchestratorRollback from "@forkjoin/orchestrator/Rollback"
 import { type RelativePath, type ThreadId, TransactionId } from "@forkjoin/schema/Ids"
@@ -65,7 +65,7 @@ const transactionNamed = (target: string) =>
     const engine = yield* Engine
     const ordinal = ordinalOf(target)
     if (ordinal !== undefined) {
-      const history = yield* HistoryStore
+      const history = yield* HistoryRecords
       const [record] = yield* history.recordsAfter(engine.environmentId, ordinal - 1, 1).pipe(Effect.mapError(toHistoryCommandError("read")))
       if (record === undefined || record.commitOrdinal !== ordinal) {
         return yield* new HistoryCommandError({

@@ -18,7 +18,7 @@
 import type { Env } from "@forkjoin/autonomy/Config"
 import * as Gate from "@forkjoin/autonomy/Gate"
 import { Engine } from "@forkjoin/engine/Engine"
-import type { HistoryStore } from "@forkjoin/history/HistoryStore"
+import type { HistoryServices } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
 import * as Views from "@forkjoin/history/Views"
@@ -192,7 +192,7 @@ export const promptDriver = (
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: HostOptions): Effect.Effect<HostTools, never, Engine | HistoryStore | MergeStore | Sqlite> =>
+export const make = (options: HostOptions): Effect.Effect<HostTools, never, Engine | HistoryServices | MergeStore | Sqlite> =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const views = yield* Views.make({ environmentId: engine.environmentId, root: engine.root })
@@ -200,7 +200,7 @@ export const make = (options: HostOptions): Effect.Effect<HostTools, never, Engi
     const runIds: Array<MergeRunId> = []
     const childLimits = options.child ?? {}
     const prompted = options.model === undefined ? undefined : promptDriver(options.model, childLimits, options.progress)
-    const context = yield* Effect.context<Engine | HistoryStore | MergeStore | Sqlite>()
+    const context = yield* Effect.context<Engine | HistoryServices | MergeStore | Sqlite>()
 
     const runSubagents: ModelDriver.HostTool = (params) =>
       Effect.gen(function*() {

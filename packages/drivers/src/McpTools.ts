@@ -18,7 +18,7 @@
  * @since 0.1.0
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import type { HistoryStore } from "@forkjoin/history/HistoryStore"
+import type { HistoryServices } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
 import * as AgentSessions from "@forkjoin/orchestrator/AgentSessions"
@@ -217,7 +217,7 @@ const sessionRecorder = (threadId: HostTools.HostOptions["threadId"], options: M
 export const layerHandlers = (
   options: HostTools.HostOptions,
   session?: McpSessionOptions
-): Layer.Layer<Tool.HandlersFor<typeof McpToolkit.tools>, never, Engine | HistoryStore | MergeStore | Sqlite> =>
+): Layer.Layer<Tool.HandlersFor<typeof McpToolkit.tools>, never, Engine | HistoryServices | MergeStore | Sqlite> =>
   McpToolkit.toLayer(
     Effect.gen(function*() {
       const call = yield* sessionBridge(options.threadId)

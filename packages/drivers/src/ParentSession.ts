@@ -18,7 +18,7 @@
  * @since 0.1.0
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import type { HistoryStore } from "@forkjoin/history/HistoryStore"
+import type { HistoryServices } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
 import type { OrchestratorErrorCode } from "@forkjoin/orchestrator/OrchestratorError"
@@ -142,7 +142,7 @@ export const gateRefusalsOf = (hostSteps: ReadonlyArray<{ readonly action: unkno
  * @category constructors
  * @since 0.1.0
  */
-export const run = (options: AgentOptions): Effect.Effect<AgentOutcome, Artifacts.ArtifactError, Engine | HistoryStore | MergeStore | Sqlite> =>
+export const run = (options: AgentOptions): Effect.Effect<AgentOutcome, Artifacts.ArtifactError, Engine | HistoryServices | MergeStore | Sqlite> =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const agentId = `agent-${randomUUID()}`

@@ -34,7 +34,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { HistoryStore, StoreError } from "./HistoryStore.ts"
+import { type HistoryServices, StoreError } from "./HistoryStore.ts"
 import { layerNoDeps as historyLayerNoDeps, sqliteOptions } from "./HistoryStoreSqlite.ts"
 import { type ConflictFilter, MergeStore, type RunFilter } from "./MergeStore.ts"
 import { migration as m001 } from "./migrations/merge/001_runs_and_conflicts.ts"
@@ -392,5 +392,5 @@ export const layerSqlite = (
 export const layerWithHistory = (
   file: string,
   options?: Omit<SqliteOptions, "migrations">
-): Layer.Layer<MergeStore | HistoryStore | Sqlite, StoreError> =>
+): Layer.Layer<MergeStore | HistoryServices | Sqlite, StoreError> =>
   Layer.mergeAll(layerNoDeps, historyLayerNoDeps).pipe(Layer.provideMerge(Sqlite.layer(file, sqliteOptions(options))))

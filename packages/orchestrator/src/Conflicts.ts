@@ -13,7 +13,7 @@
  */
 import { Engine, Grants } from "@forkjoin/engine/Engine"
 import * as Fault from "@forkjoin/engine/Fault"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryContent, HistoryRecords } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { planOfFiles } from "@forkjoin/merge/ChildPlan"
 import { applyTheirsHunks } from "@forkjoin/merge/FileMerge"
@@ -111,7 +111,7 @@ export const finish = (runId: MergeRunId) =>
 export const resolve = Effect.fn("Conflicts.resolve")(function*(conflictId: ConflictId, resolution: Resolution) {
   const engine = yield* Engine
   const store = yield* MergeStore
-  const history = yield* HistoryStore
+  const history = yield* HistoryRecords
   const found = yield* store.getConflict(conflictId).pipe(Effect.mapError(storeFailure("Reading the conflict")))
   if (Option.isNone(found)) {
     return yield* new OrchestratorError({ code: "unknown_conflict", paths: [], message: `There is no conflict '${conflictId}'; 'forkjoin conflicts' lists them.` })
@@ -293,7 +293,7 @@ export const settleResolved = (runId: MergeRunId) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const store = yield* MergeStore
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     const run = yield* Join.loadRun(runId)
     const settled: Array<ChildOutcome> = []
     for (const o of run.outcomes) {
@@ -337,7 +337,7 @@ export const unsettled = (environmentId: EnvironmentId) =>
 /** The bytes of each snapshot from history (`undefined` for an absent side); a missing blob is `store_unavailable`. */
 const blobsOf = (path: string, snapshots: ReadonlyArray<ConflictRecord["theirs"]>) =>
   Effect.gen(function*() {
-    const history = yield* HistoryStore
+    const history = yield* HistoryContent
     const out: Array<Uint8Array | undefined> = []
     for (const snapshot of snapshots) {
       if (snapshot === undefined) {
@@ -365,7 +365,7 @@ const settleChild = (conflict: Extract<ConflictOwner, { kind: "join" }>) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const store = yield* MergeStore
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     const mine = (yield* store.listConflicts({ environmentId: engine.environmentId, runId: conflict.runId }).pipe(
       Effect.mapError(storeFailure("Listing conflicts"))
     )).filter((c) => c.childId === conflict.childId)

@@ -28,7 +28,7 @@
  * @since 0.1.0
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import { HistoryStore, RetentionReport } from "@forkjoin/history/HistoryStore"
+import { HistoryContent, RetentionReport } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { type MergeRun, MergeRunId } from "@forkjoin/schema"
@@ -351,7 +351,7 @@ export const gc = Effect.fn("Gc.gc")(function*(options: GcOptions) {
   for (const name of leftovers) removed.push(yield* remove(runsDir, name, runIdOfLeftover(name)))
   const report = { removed: removed.sort(byRunId), kept: kept.sort(byRunId) } satisfies GcReport
   if (options.pruneSnapshotsOlderThan === undefined) return report
-  const history = yield* HistoryStore
+  const history = yield* HistoryContent
   // An unfinished join may still read its children's preimages: the content at fork time,
   // which is the latest content or the `before` of a record committed since the fork.
   const unfinished = recorded.filter((r) => r.status === "running" || r.status === "blocked").map((r) => Date.parse(r.createdAt))

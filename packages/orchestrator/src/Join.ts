@@ -14,7 +14,7 @@
  * @since 0.1.0
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryRecords } from "@forkjoin/history/HistoryStore"
 import type { GateDecision } from "@forkjoin/schema/Autonomy"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { mergePlanOf } from "@forkjoin/merge/MergePlan"
@@ -82,7 +82,7 @@ export interface JoinOptions {
  */
 export const start = Effect.fn("Join.start")(function*(options: JoinOptions) {
   const engine = yield* Engine
-  const history = yield* HistoryStore
+  const history = yield* HistoryRecords
   const store = yield* MergeStore
   const decoded = options.children.map((c) => {
     if (c.mode === "read_only" || c.changeset === undefined) return { child: c, changeset: undefined }
@@ -238,7 +238,7 @@ export const applyRemainder = (run: MergeRun, child: JoinChild, exclude: Readonl
 const joinChild = (run: MergeRun, child: JoinChild, changed: ReadonlySet<RelativePath>, refusals: ReadonlyArray<ChildRefusal>) =>
   Effect.gen(function*() {
     const engine = yield* Engine
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     const transactionId = transactionOf(run.runId, child.id)
     // At most once: a crash after the engine committed but before the outcome was stored.
     const already = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))

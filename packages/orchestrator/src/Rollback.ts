@@ -17,7 +17,7 @@
  */
 import { Engine, Grants } from "@forkjoin/engine/Engine"
 import * as Fault from "@forkjoin/engine/Fault"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryContent, HistoryRecords } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { planRollback, rollbackMarkerLabels, type RollbackPlanOutcome, type RollbackResolution } from "@forkjoin/merge/RollbackPlan"
 import { type Language, languageOfPath } from "@forkjoin/merge/Syntax"
@@ -76,7 +76,7 @@ export type HeldResolution =
 const loadTransaction = (transactionId: TransactionId) =>
   Effect.gen(function*() {
     const engine = yield* Engine
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     const records = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading the transaction")))
     const applied = records.filter((r) => r.outcome === "applied")
     if (applied.length === 0) {
@@ -119,7 +119,7 @@ const loadTransaction = (transactionId: TransactionId) =>
 
 const blobsByHash = (hashes: ReadonlyArray<Sha256Hash>) =>
   Effect.gen(function*() {
-    const history = yield* HistoryStore
+    const history = yield* HistoryContent
     const blobs = new Map<string, Uint8Array>()
     for (const h of hashes) {
       // Retention dropped it: the rollback cannot restore it (not a store failure to retry).
@@ -276,7 +276,7 @@ const apply = (transactionId: TransactionId, threadId: ThreadId, planned: Extrac
  */
 export const resolveHeld = Effect.fn("Rollback.resolveHeld")(function*(conflict: ConflictRecord, resolution: HeldResolution) {
   const store = yield* MergeStore
-  const history = yield* HistoryStore
+  const history = yield* HistoryContent
   const owner = ownerOf(conflict)
   if (owner.kind !== "rollback") return yield* Effect.die(new Error(`conflict ${conflict.conflictId} is not a rollback's`))
   const { transactionId } = owner
@@ -405,10 +405,10 @@ const closingOf = (transactionId: TransactionId) => TransactionId.make(`rollback
  * `rollback:<id>` applied, unless that rollback was itself rolled back since (a redo), which
  * lets the transaction be rolled back again.
  */
-const standingRollbackOf = (transactionId: TransactionId): Effect.Effect<PatchHistoryRecord | undefined, OrchestratorError, Engine | HistoryStore> =>
+const standingRollbackOf = (transactionId: TransactionId): Effect.Effect<PatchHistoryRecord | undefined, OrchestratorError, Engine | HistoryRecords> =>
   Effect.gen(function*() {
     const engine = yield* Engine
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     const closing = closingOf(transactionId)
     const records = yield* history.recordsByTransaction(engine.environmentId, closing).pipe(Effect.mapError(storeFailure("Reading the rollback's transaction")))
     const latest = records.filter((r) => r.outcome === "applied").at(-1)
@@ -437,7 +437,7 @@ const heldOf = (transactionId: TransactionId) =>
 const landedSince = (transactionId: TransactionId, held: ReadonlyArray<ConflictRecord>) =>
   Effect.gen(function*() {
     const engine = yield* Engine
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     if (held.length === 0) return undefined
     const since = held.reduce((a, c) => (c.createdAt < a ? c.createdAt : a), held[0]!.createdAt)
     const records = yield* history.recordsByTransaction(engine.environmentId, closingOf(transactionId)).pipe(
@@ -493,7 +493,7 @@ const resolutionOf = (c: ConflictRecord, kind: HeldResolution["kind"], bytes: Ui
 const laterTransaction = (records: ReadonlyArray<PatchHistoryRecord>, paths: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const engine = yield* Engine
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     const wanted = new Set(paths)
     let after = Math.max(...records.map((r) => r.commitOrdinal))
     for (;;) {

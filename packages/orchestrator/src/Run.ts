@@ -14,7 +14,7 @@ import type { AutonomyError } from "@forkjoin/autonomy/AutonomyError"
 import type { Env } from "@forkjoin/autonomy/Config"
 import * as Gate from "@forkjoin/autonomy/Gate"
 import { Engine } from "@forkjoin/engine/Engine"
-import type { HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
+import type { HistoryServices, StoreError } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import * as MergeStoreSqlite from "@forkjoin/history/MergeStoreSqlite"
 import { Grammars } from "@forkjoin/merge/Grammars"
@@ -428,5 +428,5 @@ const writeBetween = (edits: NonNullable<RunPlan["between"]>) =>
 export const layer = (
   root: string,
   db: string
-): Layer.Layer<Engine | HistoryStore | MergeStore | Sqlite | Grammars, EngineError | StoreError> =>
+): Layer.Layer<Engine | HistoryServices | MergeStore | Sqlite | Grammars, EngineError | StoreError> =>
   Engine.layer({ root }).pipe(Layer.provideMerge(MergeStoreSqlite.layerWithHistory(db)), Layer.merge(Grammars.layer))

@@ -19,7 +19,7 @@
  */
 import { Engine } from "@forkjoin/engine/Engine"
 import * as Fault from "@forkjoin/engine/Fault"
-import { HistoryStore, type StoreError } from "@forkjoin/history/HistoryStore"
+import { HistoryRecords, type StoreError } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import {
   type ChildOutcome,
@@ -158,8 +158,8 @@ export const run = (verify: VerifyCommand, cwd: string, log: string): Effect.Eff
 const rollbackTransactionOf = (transactionId: TransactionId): TransactionId => TransactionId.make(`rollback:${transactionId}`)
 
 /** Whether history holds an applied rollback of `transactionId`. */
-const rolledBack = (environmentId: EnvironmentId, transactionId: TransactionId): Effect.Effect<boolean, StoreError, HistoryStore> =>
-  HistoryStore.use((history) => history.recordsByTransaction(environmentId, rollbackTransactionOf(transactionId))).pipe(
+const rolledBack = (environmentId: EnvironmentId, transactionId: TransactionId): Effect.Effect<boolean, StoreError, HistoryRecords> =>
+  HistoryRecords.use((history) => history.recordsByTransaction(environmentId, rollbackTransactionOf(transactionId))).pipe(
     Effect.map((records) => records.some((r) => r.outcome === "applied"))
   )
 
@@ -259,7 +259,7 @@ export interface VerificationFailure {
  * @category constructors
  * @since 0.1.0
  */
-export const failures = (environmentId: EnvironmentId): Effect.Effect<ReadonlyArray<VerificationFailure>, StoreError, MergeStore | HistoryStore> =>
+export const failures = (environmentId: EnvironmentId): Effect.Effect<ReadonlyArray<VerificationFailure>, StoreError, MergeStore | HistoryRecords> =>
   Effect.gen(function*() {
     // Such a child leaves its run partial or failed: the other runs need not be read.
     const runs = yield* MergeStore.use((store) =>

@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import { HistoryStore, type StoreError } from "@forkjoin/history/HistoryStore"
+import { HistoryRecords, type StoreError } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { HistoryViews } from "@forkjoin/history/Views"
 import { type ConflictRecord, ownerOf } from "@forkjoin/schema/Conflict"
@@ -58,10 +58,10 @@ export const conflictThread = (conflict: ConflictRecord): ThreadId => {
 export const seesTransaction = (
   caller: string,
   transactionId: TransactionId
-): Effect.Effect<boolean, StoreError, Engine | HistoryStore | HistoryViews> =>
+): Effect.Effect<boolean, StoreError, Engine | HistoryRecords | HistoryViews> =>
   Effect.gen(function*() {
     const engine = yield* Engine
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     const records = yield* history.recordsByTransaction(engine.environmentId, transactionId)
     if (records.length === 0) return false
     for (const r of records) if (!(yield* sees(caller, r.threadId))) return false

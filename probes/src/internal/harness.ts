@@ -11,7 +11,7 @@
  */
 import { Engine } from "@forkjoin/engine/Engine"
 import { openStateDirectory } from "@forkjoin/engine/Policy"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryRecords } from "@forkjoin/history/HistoryStore"
 import { killChild } from "@forkjoin/orchestrator/ChildProcesses"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
 import * as Children from "@forkjoin/runtime/Children"
@@ -304,9 +304,9 @@ export const removeAt = (value: unknown, at: ReadonlyArray<string | number>, key
 }
 
 /** Every record of the engine's workspace, in commit order. */
-export const records: Effect.Effect<ReadonlyArray<PatchHistoryRecord>, unknown, Engine | HistoryStore> = Effect.gen(function*() {
+export const records: Effect.Effect<ReadonlyArray<PatchHistoryRecord>, unknown, Engine | HistoryRecords> = Effect.gen(function*() {
   const engine = yield* Engine
-  const history = yield* HistoryStore
+  const history = yield* HistoryRecords
   return yield* history.recordsAfter(engine.environmentId, 0, 100_000)
 })
 

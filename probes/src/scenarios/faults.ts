@@ -8,7 +8,7 @@
  * Owns the scenarios' fixtures and expectations, not the faults (`@forkjoin/engine/Fault`).
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryJournal } from "@forkjoin/history/HistoryStore"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
 import { ChildOutcome } from "@forkjoin/schema/MergeRun"
@@ -107,7 +107,7 @@ const CRASH_CONCURRENCY = 2
 const checkRepaired = (stage: number, ws: string, checks: Checks) =>
   Effect.gen(function*() {
     const engine = yield* Engine
-    const history = yield* HistoryStore
+    const history = yield* HistoryJournal
     const tree = workspaceTree(ws)
     const state = canonical(tree) === canonical(treeOf(CRASH_FILES)) ? "before" : canonical(tree) === canonical(treeOf(CRASH_AFTER)) ? "after" : "neither"
     checks.that(`stage ${stage}: the workspace is exactly the before or the after state`, state !== "neither", () => `got ${canonical(tree)}`)

@@ -4,7 +4,7 @@
  * `repair` never load the orchestrator at start-up.
  */
 import type { Engine } from "@forkjoin/engine/Engine"
-import type { HistoryStore } from "@forkjoin/history/HistoryStore"
+import type { HistoryServices } from "@forkjoin/history/HistoryStore"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
 import type { Grammars } from "@forkjoin/merge/Grammars"
@@ -22,7 +22,7 @@ import { afterStateCheck } from "./workspace.ts"
 export const orchestratorLayer = (
   root: string,
   db: string
-): Layer.Layer<Engine | HistoryStore | MergeStore | Sqlite | Grammars, EngineError> =>
+): Layer.Layer<Engine | HistoryServices | MergeStore | Sqlite | Grammars, EngineError> =>
   // The state folder is checked before any database opens: a `.forkjoin` symlink is refused.
   afterStateCheck(
     root,

@@ -4,7 +4,7 @@
  * to one of the API's errors (nothing internal leaks; a store failure is 503, an unseen thing 404).
  */
 import type { Engine } from "@forkjoin/engine/Engine"
-import type { HistoryStore, StoreError } from "@forkjoin/history/HistoryStore"
+import type { HistoryServices, StoreError } from "@forkjoin/history/HistoryStore"
 import type { IngestError, ProviderAggregates } from "@forkjoin/history/ProviderAggregates"
 import type { MergeStore } from "@forkjoin/history/MergeStore"
 import type { Sqlite } from "@forkjoin/history/Sqlite"
@@ -17,7 +17,7 @@ import { BadRequest, NotFound, Rejected, Unavailable } from "../GatewayApi.ts"
 import type { TokenStore, TokenStoreError } from "../TokenStore.ts"
 
 /** Everything a gateway handler may use. */
-export type Services = Engine | HistoryStore | MergeStore | Sqlite | HistoryViews | ProviderAggregates | TokenStore
+export type Services = Engine | HistoryServices | MergeStore | Sqlite | HistoryViews | ProviderAggregates | TokenStore
 
 // A path the workspace policy denies is the engine's stable code, as an apply of it would be.
 const ingestReason = { Malformed: "Malformed", PathRefused: "PathRefused", PathDenied: "path_denied_by_policy" } as const

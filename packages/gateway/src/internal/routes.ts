@@ -5,7 +5,7 @@
  * endpoint of the API since it is documented there).
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryIdentityStore, HistoryRecords } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { HistoryViews } from "@forkjoin/history/Views"
 import { sha256 } from "@forkjoin/patch/Bytes"
@@ -119,11 +119,12 @@ const sse = (event: string, data: unknown) => encoder.encode(`event: ${event}\nd
 export const eventStream = (caller: ThreadId, pollMs: number) =>
   Effect.gen(function*() {
     const engine = yield* Engine
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
+    const identity = yield* HistoryIdentityStore
     const store = yield* MergeStore
     const views = yield* HistoryViews
     const env = engine.environmentId
-    let last = (yield* Effect.orElseSucceed(history.identity(env), () => ({ lastOrdinal: 0 }))).lastOrdinal
+    let last = (yield* Effect.orElseSucceed(identity.identity(env), () => ({ lastOrdinal: 0 }))).lastOrdinal
     const runStamp = new Map<string, string>()
     for (const run of yield* Effect.orElseSucceed(store.listRuns({ environmentId: env }), () => [])) {
       runStamp.set(run.runId, `${run.status}|${run.updatedAt}`)
@@ -155,7 +156,7 @@ export const eventStream = (caller: ThreadId, pollMs: number) =>
     }).pipe(
       Effect.orElseSucceed(() => [] as Array<Uint8Array>),
       Effect.provideService(HistoryViews, views),
-      Effect.provideService(HistoryStore, history),
+      Effect.provideService(HistoryRecords, history),
       Effect.provideService(Engine, engine)
     )
     const wake = Stream.merge(Stream.tick(`${pollMs} millis`), Stream.map(Stream.fromPubSub(engine.events), () => undefined))

@@ -10,7 +10,7 @@
  */
 import { partitionPoint } from "@forkjoin/patch/Sorted"
 import { Engine } from "@forkjoin/engine/Engine"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryRecords } from "@forkjoin/history/HistoryStore"
 import { ordinalOf } from "@forkjoin/history/ViewRequests"
 import type { HistoryViews } from "@forkjoin/history/Views"
 import type { FileHistoryItem } from "@forkjoin/schema/HistoryViews"
@@ -50,9 +50,9 @@ const seenBy = (store: object, caller: ThreadId): Seen => {
  * The caller's `Seen`, having read the records committed since the last call up to `ordinal`
  * (all of them for `Infinity`), keeping those whose thread the caller sees.
  */
-const seenUpTo = (caller: ThreadId, ordinal: number): Effect.Effect<Seen, Unavailable, Engine | HistoryStore | HistoryViews> =>
+const seenUpTo = (caller: ThreadId, ordinal: number): Effect.Effect<Seen, Unavailable, Engine | HistoryRecords | HistoryViews> =>
   Effect.gen(function*() {
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     const seen = seenBy(history, caller)
     if (ordinal <= seen.upTo) return seen
     const env = (yield* Engine).environmentId
@@ -80,7 +80,7 @@ const numberFor = (caller: ThreadId, ordinal: number) => Effect.map(seenUpTo(cal
  * it becomes that record's global `#ordinal` (past the caller's last it is not found); any
  * other target is unchanged.
  */
-export const scopedTarget = (caller: ThreadId, target: string): Effect.Effect<string, NotFound | Unavailable, Engine | HistoryStore | HistoryViews> => {
+export const scopedTarget = (caller: ThreadId, target: string): Effect.Effect<string, NotFound | Unavailable, Engine | HistoryRecords | HistoryViews> => {
   const n = ordinalOf(target)
   if (n === undefined) return Effect.succeed(target)
   return Effect.flatMap(seenUpTo(caller, Infinity), (seen) => {

@@ -3,7 +3,7 @@
  * them, then one transaction for all, or nothing.
  */
 import { Engine, Grants } from "@forkjoin/engine/Engine"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryRecords } from "@forkjoin/history/HistoryStore"
 import { planOfFiles } from "@forkjoin/merge/ChildPlan"
 import { type FileState, NetChange, type PlannedFile } from "@forkjoin/patch"
 import { sameBytes } from "@forkjoin/patch/Bytes"
@@ -25,7 +25,7 @@ import { landed, landingRefusal, recoveredOutcome, settle } from "./settle.ts"
 export const proceedAtomic = (run: MergeRun, children: ReadonlyArray<JoinChild>) =>
   Effect.gen(function*() {
     const engine = yield* Engine
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     const transactionId = transactionOf(run.runId)
     const pending = run.outcomes.filter((o) => o.status === "pending")
     const already = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))

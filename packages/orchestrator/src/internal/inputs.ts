@@ -7,7 +7,7 @@
 import { Engine, type Inspection } from "@forkjoin/engine/Engine"
 import * as Fault from "@forkjoin/engine/Fault"
 import * as Gaps from "@forkjoin/history/Gaps"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryContent } from "@forkjoin/history/HistoryStore"
 import { type ChildPlanOutcome, joinMarkerLabels, planChild } from "@forkjoin/merge/ChildPlan"
 import type { GrammarError } from "@forkjoin/merge/Grammars"
 import { type Language, languageOfPath } from "@forkjoin/merge/Syntax"
@@ -39,7 +39,7 @@ export const planFor = (
 ) =>
   Effect.gen(function*() {
     const engine = yield* Engine
-    const history = yield* HistoryStore
+    const history = yield* HistoryContent
     const paths = [...new Set(changeset.entries.flatMap((e) => (e.moveFrom === undefined ? [e.path] : [e.moveFrom, e.path])))]
     // Per path: a path the engine refuses to resolve (a symlink out, a denied name) reads as
     // something that can never match a preimage, so the child is drift, never written.

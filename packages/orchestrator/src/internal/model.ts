@@ -4,7 +4,7 @@
  * reading a run or a transaction back.
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryRecords } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { normalizePath } from "@forkjoin/patch/RelativePath"
 import {
@@ -134,7 +134,7 @@ export const loadRun = (runId: MergeRunId) =>
 export const pathsOfTransaction = (transactionId: TransactionId) =>
   Effect.gen(function*() {
     const engine = yield* Engine
-    const history = yield* HistoryStore
+    const history = yield* HistoryRecords
     const records = yield* history.recordsByTransaction(engine.environmentId, transactionId).pipe(Effect.mapError(storeFailure("Reading a transaction")))
     return records.flatMap((r) => r.changes.flatMap((c) => (c.moveFrom === undefined ? [c.path] : [c.path, c.moveFrom])))
   })

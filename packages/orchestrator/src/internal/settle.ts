@@ -5,7 +5,7 @@
  */
 import { Engine, Grants } from "@forkjoin/engine/Engine"
 import * as Fault from "@forkjoin/engine/Fault"
-import { HistoryStore } from "@forkjoin/history/HistoryStore"
+import { HistoryContent } from "@forkjoin/history/HistoryStore"
 import type { ChildConflict, ChildPlanOutcome } from "@forkjoin/merge/ChildPlan"
 import type { Plan } from "@forkjoin/patch"
 import { snapshotOf } from "@forkjoin/patch/Snapshot"
@@ -129,7 +129,7 @@ export const heldConflictRecords = <C extends Omit<ChildConflict, "moveFrom">>(
   owner: (c: C) => Pick<ConflictRecord, "conflictId" | "runId" | "childId" | "kind" | "transactionId" | "threadId">
 ) =>
   Effect.gen(function*() {
-    const history = yield* HistoryStore
+    const history = yield* HistoryContent
     const createdAt = yield* now
     const sides = conflicts.flatMap((c) => [c.base, c.ours, c.theirs].filter((s): s is Uint8Array => s !== undefined))
     yield* history.putBlobs(sides).pipe(Effect.mapError(storeFailure("Storing a conflict's sides")))

@@ -19,16 +19,14 @@ import type { PatchHistoryRecord } from "@forkjoin/schema"
 import type { DiffPage, FilePage, TimelinePage, TurnPage } from "@forkjoin/schema/HistoryViews"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Engine, type EngineConfig, environmentIdOf, type Grant, Grants } from "./Engine.ts"
-import { openStateDirectory } from "./Policy.ts"
 import * as Remote from "./Remote.ts"
 import type { RepairReport } from "./internal/repair.ts"
 import { decodeRequestIds } from "./RequestIds.ts"
+import * as WorkspaceFiles from "./Workspace.ts"
 
 export { EngineError }
 
@@ -100,7 +98,7 @@ export interface Workspace {
 export const openWorkspace = async (dir: string, options: OpenOptions = {}): Promise<Workspace> => {
   if (options.server !== undefined) return remoteWorkspace(path.resolve(dir), options.server)
   const root = path.resolve(dir)
-  const db = options.db ?? path.join(root, ".forkjoin", "history.db")
+  const db = WorkspaceFiles.databaseOf(root, options.db)
   let real = root
   try {
     real = fs.realpathSync(root)
@@ -109,12 +107,11 @@ export const openWorkspace = async (dir: string, options: OpenOptions = {}): Pro
   }
   if (options.db === undefined && fs.existsSync(real)) {
     // The history database opens before the engine: refuse a `.forkjoin` link first.
-    const state = openStateDirectory(real)
-    if (Result.isFailure(state)) throw state.failure
+    await Effect.runPromise(WorkspaceFiles.ensureStateFolder(real))
   }
   // One connection serves the engine's store and the views.
   const storeAndViews = HistoryViews.layerWithStore(db, { environmentId: environmentIdOf(real), root: real })
-  const runtime = ManagedRuntime.make(Layer.merge(Engine.layer({ ...options, root }), storeAndViews).pipe(Layer.provide(storeAndViews)))
+  const runtime = ManagedRuntime.make(WorkspaceFiles.engineOver(root, storeAndViews, options))
   const run = <A>(f: (e: Engine["Service"]) => Effect.Effect<A, EngineError>): Promise<A> =>
     runtime.runPromise(Engine.use(f)).catch((e: unknown) => {
       throw unwrap(e)

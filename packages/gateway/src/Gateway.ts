@@ -16,10 +16,11 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Engine, environmentIdOf, type RepairOutcome } from "@forkjoin/engine/Engine"
+import * as Workspace from "@forkjoin/engine/Workspace"
 import type { StoreError } from "@forkjoin/history/HistoryStore"
 import { ProviderAggregates } from "@forkjoin/history/ProviderAggregates"
 import { HistoryViews } from "@forkjoin/history/Views"
-import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
+import * as WorkspaceLayer from "@forkjoin/orchestrator/WorkspaceLayer"
 import type { EngineError } from "@forkjoin/schema/EngineError"
 import { ID_RULE, idRuleProblem } from "@forkjoin/schema/Ids"
 import * as ByteSize from "effect/ByteSize"
@@ -153,7 +154,7 @@ export const servicesLayer = (root: string, db: string) => {
     HistoryViews.layerNoDeps(config),
     ProviderAggregates.layerNoDeps(config),
     TokenStoreSqlite.layerNoDeps
-  ).pipe(Layer.provideMerge(OrchestratorRun.layer(real, db)))
+  ).pipe(Layer.provideMerge(WorkspaceLayer.layer(real, db)))
 }
 
 const authorizationLayer = Layer.effect(
@@ -255,7 +256,7 @@ export const serve = (
       try: () => fs.realpathSync(options.root),
       catch: (cause) => new GatewayError({ reason: "Workspace", message: `workspace '${options.root}' cannot be opened`, cause })
     })
-    const db = options.db ?? path.join(root, ".forkjoin", "history.db")
+    const db = Workspace.databaseOf(root, options.db)
     const maxBody = options.maxBodyBytes ?? 64 * 1024 * 1024
     const grants = makeGrants(undefined, options.grantTtlMs)
     const codes = makeCodes()

@@ -14,11 +14,6 @@ import type { AutonomyError } from "@forkjoin/autonomy/AutonomyError"
 import type { Env } from "@forkjoin/autonomy/Config"
 import * as Gate from "@forkjoin/autonomy/Gate"
 import { Engine } from "@forkjoin/engine/Engine"
-import type { HistoryServices, StoreError } from "@forkjoin/history/HistoryStore"
-import type { MergeStore } from "@forkjoin/history/MergeStore"
-import * as MergeStoreSqlite from "@forkjoin/history/MergeStoreSqlite"
-import { Grammars } from "@forkjoin/merge/Grammars"
-import type { Sqlite } from "@forkjoin/history/Sqlite"
 import { normalizePath } from "@forkjoin/patch/RelativePath"
 import { readCheckedDirectory, readRegularFile } from "@forkjoin/patch/SafeRead"
 import * as Artifacts from "@forkjoin/runtime/Artifacts"
@@ -29,7 +24,6 @@ import type { RunPlan } from "@forkjoin/runtime/RunPlan"
 import { type ChildOutcome, type ConflictRecord, type GateDecision, type MergeRun, MergeRunId, type ThreadId } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import { randomUUID } from "node:crypto"
@@ -40,6 +34,7 @@ import * as Join from "./Join.ts"
 import { MAX_CHANGESET_BYTES, readChildChangeset, type Unread } from "./internal/changesetFile.ts"
 import * as RunLock from "./internal/runLock.ts"
 import { OrchestratorError } from "./OrchestratorError.ts"
+import * as WorkspaceLayer from "./WorkspaceLayer.ts"
 
 /**
  * What a run did: the children's results (scripted children only), the merge run as stored
@@ -418,15 +413,10 @@ const writeBetween = (edits: NonNullable<RunPlan["between"]>) =>
   })
 
 /**
- * What `runPlan`, `resume`, `Conflicts` and `Rollback` need for the workspace `root`: its
- * engine, with the history and merge stores over one connection to the database `db`, and the
- * grammars of syntax-aware merges (each loaded only when a merge needs it).
+ * What `runPlan`, `resume`, `Conflicts` and `Rollback` need for the workspace `root` and the
+ * history database `db` (`WorkspaceLayer.layer`).
  *
  * @category layers
  * @since 0.1.0
  */
-export const layer = (
-  root: string,
-  db: string
-): Layer.Layer<Engine | HistoryServices | MergeStore | Sqlite | Grammars, EngineError | StoreError> =>
-  Engine.layer({ root }).pipe(Layer.provideMerge(MergeStoreSqlite.layerWithHistory(db)), Layer.merge(Grammars.layer))
+export const layer = WorkspaceLayer.layer

@@ -10,10 +10,11 @@
  * turned into a failed assertion by `Probe.run`.
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import { openStateDirectory } from "@forkjoin/engine/Policy"
+import * as Workspace from "@forkjoin/engine/Workspace"
 import { HistoryRecords } from "@forkjoin/history/HistoryStore"
 import { killChild } from "@forkjoin/orchestrator/ChildProcesses"
 import * as OrchestratorRun from "@forkjoin/orchestrator/Run"
+import * as WorkspaceLayer from "@forkjoin/orchestrator/WorkspaceLayer"
 import * as Children from "@forkjoin/runtime/Children"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import type { ProbeAssertion } from "@forkjoin/schema/Evidence"
@@ -191,7 +192,7 @@ export const makeDirectory = (dir: string): Effect.Effect<string, ScenarioError>
  */
 export const makeCliWorkspace = (dir: string): Effect.Effect<string, ScenarioError> =>
   makeDirectory(dir).pipe(
-    Effect.andThen(Effect.suspend(() => Effect.fromResult(openStateDirectory(dir))).pipe(
+    Effect.andThen(Workspace.ensureStateFolder(dir).pipe(
       Effect.mapError((e) => new ScenarioError({ operation: `Creating the state folder of ${path.basename(dir)}`, detail: e.message, cause: e }))
     )),
     Effect.as(dir)
@@ -241,10 +242,7 @@ export const PROBE_THREAD = ThreadId.make("probe")
  * first, as the CLI does), with its default history database.
  */
 export const inWorkspace = <A, E, R>(root: string, effect: Effect.Effect<A, E, R>) =>
-  Effect.fromResult(openStateDirectory(root)).pipe(
-    Effect.andThen(effect),
-    Effect.provide(OrchestratorRun.layer(root, path.join(root, ".forkjoin", "history.db")))
-  )
+  Effect.provide(effect, WorkspaceLayer.checked(root))
 
 /** The probe's runs are in its own scratch workspaces: exempt from the autonomy level. */
 const EXEMPT = { _tag: "Exempt", reason: "merge probe" } as const

@@ -1,63 +1,36 @@
 /**
- * The workspace a command runs against: finding it (`--workspace`, else the nearest enclosing
- * one), reporting a move or copy its identity file noticed, the
- * default `--db` (`<workspace>/.forkjoin/history.db`), the state-folder check that runs
- * before any database is opened, and the one layer that wires the native engine to the
- * workspace's SQLite patch history.
+ * The workspace a command runs against, in the command line's terms: `--workspace` (else the
+ * nearest enclosing workspace) as a `UsageError` when unusable, reporting a move or copy its
+ * identity file noticed, and the engine layer whose unopenable database is an `EngineError`.
+ * Finding the root, the default `--db` (`<workspace>/.forkjoin/history.db`), the state-folder
+ * check and the layers themselves are the engine's `Workspace` module; these are its CLI faces.
  *
  * It does not own what the commands do with the engine, nor the history views' own layers.
  *
  * @since 0.1.0
  */
-import { errnoOf } from "@forkjoin/patch/SystemError"
 import { Engine } from "@forkjoin/engine/Engine"
-import { openStateDirectory, STATE_DIRECTORY } from "@forkjoin/engine/Policy"
+import * as Workspace from "@forkjoin/engine/Workspace"
 import { workspaceIdentityAt } from "@forkjoin/engine/WorkspaceIdentity"
-import { layerSqlite } from "@forkjoin/history/HistoryStoreSqlite"
+import { errnoOf } from "@forkjoin/patch/SystemError"
 import type { EngineError } from "@forkjoin/schema/EngineError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { fromHistoryOpen, UsageError } from "./errors.ts"
 import { NEAREST_WORKSPACE } from "./flags.ts"
 import { writeStderr } from "./output.ts"
 
 /**
- * The nearest of `start` and its parents holding an entry named `marker` (a folder or a link for
- * `.forkjoin`). The walk never climbs out of a state folder: a scratch workspace forkjoin keeps
- * inside `.forkjoin/` (the probe's) is its own workspace, never the one whose state it sits in.
- */
-const findUp = (start: string, marker: string, folderOnly: boolean): string | undefined => {
-  for (let dir = start;; dir = path.dirname(dir)) {
-    if (path.basename(dir) === STATE_DIRECTORY) return undefined
-    const stat = fs.lstatSync(path.join(dir, marker), { throwIfNoEntry: false })
-    if (stat !== undefined && (!folderOnly || stat.isDirectory() || stat.isSymbolicLink())) return dir
-    if (path.dirname(dir) === dir) return undefined
-  }
-}
-
-/**
- * Where a command's workspace is. Without `--workspace`: the nearest folder with `.forkjoin`
- * from the current one up, else the nearest git root, else the current folder. With it: that
- * folder, or the workspace enclosing it (`enclosing` is then that workspace), so no workspace
- * is ever nested inside another.
+ * Where a command's workspace is (`Workspace.locateWorkspace`): without `--workspace` the
+ * nearest enclosing workspace, else the git root, else the current folder; with it that folder
+ * or the workspace enclosing it (`enclosing` is then true). An unusable folder is a `UsageError`.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const locateWorkspace = (workspace: string): Effect.Effect<{ readonly root: string; readonly enclosing: boolean }, UsageError> =>
+export const locateWorkspace = (workspace: string): Effect.Effect<Workspace.WorkspaceLocation, UsageError> =>
   Effect.try({
-    try: () => {
-      if (workspace === NEAREST_WORKSPACE) {
-        const here = fs.realpathSync(process.cwd())
-        return { root: findUp(here, STATE_DIRECTORY, true) ?? findUp(here, ".git", false) ?? here, enclosing: false }
-      }
-      const dir = fs.realpathSync(workspace)
-      if (!fs.statSync(dir).isDirectory()) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" })
-      const root = findUp(dir, STATE_DIRECTORY, true) ?? dir
-      return { root, enclosing: root !== dir }
-    },
+    try: () => Workspace.locateWorkspace(workspace === NEAREST_WORKSPACE ? undefined : workspace),
     catch: (error) =>
       new UsageError({
         message: workspace === NEAREST_WORKSPACE
@@ -113,19 +86,16 @@ export const resolveWorkspace = (workspace: string): Effect.Effect<string, Usage
  * @category constructors
  * @since 0.1.0
  */
-export const historyDbOf = (root: string, db: string | undefined): string =>
-  db ?? path.join(root, ".forkjoin", "history.db")
+export const historyDbOf: (root: string, db: string | undefined) => string = Workspace.databaseOf
 
 /**
- * The workspace's state folder `<root>/.forkjoin`, created (with its `.gitignore`) when
- * missing. A link or a file there is refused (`path_denied_by_policy`, stage 3), so run it
- * before opening any database: nothing is then ever created where a link points.
+ * The workspace's state folder `<root>/.forkjoin`, created when missing; a link or a file there
+ * is refused (`Workspace.ensureStateFolder`). Run it before opening any database.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const ensureStateFolder = (root: string): Effect.Effect<string, EngineError> =>
-  Effect.suspend(() => Effect.fromResult(openStateDirectory(root)))
+export const ensureStateFolder: (root: string) => Effect.Effect<string, EngineError> = Workspace.ensureStateFolder
 
 /**
  * `layer`, built only after the state folder of `root` passed `ensureStateFolder`.
@@ -133,8 +103,7 @@ export const ensureStateFolder = (root: string): Effect.Effect<string, EngineErr
  * @category layers
  * @since 0.1.0
  */
-export const afterStateCheck = <A, E, R>(root: string, layer: Layer.Layer<A, E, R>): Layer.Layer<A, E | EngineError, R> =>
-  Layer.unwrap(Effect.as(ensureStateFolder(root), layer))
+export const afterStateCheck = Workspace.afterStateCheck
 
 /**
  * The engine on `root` recording into the history database `db`, after the state-folder
@@ -151,12 +120,7 @@ export const engineLayer = (
 ): Layer.Layer<Engine, EngineError> =>
   afterStateCheck(
     root,
-    Engine.layer({
-      root,
-      ...(options?.repairOnStart === undefined ? {} : { repairOnStart: options.repairOnStart }),
-      ...(options?.resetHistory === undefined ? {} : { resetHistory: options.resetHistory })
-    }).pipe(
-      Layer.provide(layerSqlite(db)),
+    Workspace.engineLayer(root, db, options).pipe(
       Layer.catchTag("StoreError", (e) => Layer.effect(Engine, Effect.fail(fromHistoryOpen(e, db))))
     )
   )

@@ -38,8 +38,11 @@ import { openStateDirectory, STATE_DIRECTORY } from "../Policy.ts"
 /** The file's name inside the state folder. */
 export const IDENTITY_FILE = "identity.json"
 
-/** The key of the default database (`<state folder>/history.db`): no `--db` needed to name it. */
-const DEFAULT_DB_KEY = "history.db"
+/**
+ * The default database's file name in the state folder (`<state folder>/history.db`), which is
+ * also its key here: no `--db` needed to name it. `Workspace.defaultDatabaseOf` builds its path.
+ */
+export const DEFAULT_DB_KEY = "history.db"
 
 /** One remembered history: the database it lives in, its id, and how far this workspace saw it go. */
 export const RememberedHistory = Schema.Struct({

@@ -11,8 +11,9 @@ import { projectRoot } from "../support/tree.ts"
 
 /** The layers, lowest first: a package may import only packages of a lower layer. */
 const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
-  ["schema"],
+  ["schema", "http"],
   ["patch"],
+  ["sqlite"],
   ["history"],
   ["engine"],
   ["runtime"],

@@ -60,7 +60,7 @@ export const applyPatch = (deps: ApplyDeps, request: PatchRequest): Effect.Effec
   Effect.gen(function*() {
     const tooLarge = checkPatchSize(request.patch, limitsOf(deps.config.limits, request.limits))
     if (tooLarge !== undefined) return yield* tooLarge
-    Fault.afterStage(1)
+    yield* Fault.afterStage(1)
     const profile = request.profile ?? "native"
     const parsed = parsePatch(request.patch, { profile })
     if (parsed._tag === "Failure") return yield* parsed.failure
@@ -85,6 +85,6 @@ export const applyPatch = (deps: ApplyDeps, request: PatchRequest): Effect.Effec
 export const applyPlan = <E, R>(deps: ApplyDeps, request: PlanRequest<E, R>): Effect.Effect<PatchHistoryRecord, EngineError | E, R> =>
   Effect.gen(function*() {
     const rels = [...new Set(request.plan.files.flatMap((f) => (f.moveFrom === undefined ? [f.path] : [f.path, f.moveFrom])))]
-    Fault.afterStage(1)
+    yield* Fault.afterStage(1)
     return yield* transact(deps, request, rels, (files) => checkBaseline(request.plan, files), false, request.locked)
   })

@@ -188,7 +188,7 @@ export const commitLocked = <E = never, R = never>(
     onProgress?.({ _tag: "Checking", files: paths.length })
     const stale = yield* runWithTurns(() => checkingUnchanged(ctx, paths, targets, request.writeScope), (e) => toEngineError(e, 3, paths))
     if (stale !== undefined) return yield* stale
-    Fault.afterStage(6)
+    yield* Fault.afterStage(6)
 
     // Stage 7: journal the intent (with every pre/post blob), then stage temp files.
     onProgress?.({ _tag: "Journaling", files: paths.length })
@@ -226,21 +226,23 @@ export const commitLocked = <E = never, R = never>(
       yield* store.closeIntent(intentId, "aborted", staged.message).pipe(Effect.ignore)
       return yield* staged
     }
-    Fault.afterStage(7)
+    yield* Fault.afterStage(7)
 
     // Stage 8: rename into place; any failure restores this request's files.
     const total = steps.length
-    const afterRename = onProgress === undefined ? Fault.afterRename : (k: number) => {
-      Fault.afterRename(k)
+    const renamed = yield* Fault.afterRename
+    const afterRename = onProgress === undefined ? renamed : (k: number) => {
+      renamed(k)
       if (k % PROGRESS_EVERY === 0 || k === total) onProgress({ _tag: "Committing", done: k, total })
     }
     onProgress?.({ _tag: "Committing", done: 0, total })
-    const committed = yield* attemptWithTurns(() => committingStaged(Fault.writerFor(fs, draft.transactionId), staged, afterRename), 8, paths)
+    const writer = yield* Fault.writerFor(fs, draft.transactionId)
+    const committed = yield* attemptWithTurns(() => committingStaged(writer, staged, afterRename), 8, paths)
     if (committed instanceof EngineError) {
       yield* store.closeIntent(intentId, "aborted", committed.message).pipe(Effect.ignore)
       return yield* committed
     }
-    Fault.afterStage(8)
+    yield* Fault.afterStage(8)
 
     // Stage 9: the record and the intent's close in one SQLite transaction.
     onProgress?.({ _tag: "Recording", files: total })
@@ -256,12 +258,12 @@ export const commitLocked = <E = never, R = never>(
         })
       )
     )
-    Fault.afterStage(9)
+    yield* Fault.afterStage(9)
 
     // Stage 10: publish.
     const event: HistoryEvent = { _tag: "Applied", record }
     yield* PubSub.publish(events, event)
-    Fault.afterStage(10)
+    yield* Fault.afterStage(10)
     if (locked?.after !== undefined) yield* locked.after(record)
     return record
   }).pipe(Effect.uninterruptible)

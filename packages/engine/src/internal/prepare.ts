@@ -67,7 +67,7 @@ export const prepare = (
     // Stage 2 (guards): well-formed version guards.
     const guards = guardsOf(request.expect)
     yield* check(checkGuardForm(guards))
-    Fault.afterStage(2)
+    yield* Fault.afterStage(2)
     // Stage 3: resolve every target (and every guarded path).
     const guardPaths = guards.map(([p]) => p).filter((p) => !rels.includes(p))
     const all = [...rels, ...guardPaths]
@@ -76,7 +76,7 @@ export const prepare = (
     const targets = new Map(resolved.map((t) => [t.path, t]))
     const files = new Map(resolved.map((t) => [t.path, t.state]))
     yield* check(checkGuards(guards, files))
-    Fault.afterStage(3)
+    yield* Fault.afterStage(3)
     // Stage 4: authorize.
     yield* check(checkWriteGrant(grant, rels))
     // Where stage 3 found each path lands (re-checked under the lock at stage 6).
@@ -84,7 +84,7 @@ export const prepare = (
       const written = new Set(rels)
       yield* check(checkScope(deps.ctx, request.writeScope, resolved.filter((t) => written.has(t.path)), 4))
     }
-    Fault.afterStage(4)
+    yield* Fault.afterStage(4)
     // Stage 5: plan the exact virtual workspace.
     onProgress?.({ _tag: "Planning", paths: rels.length })
     const compiled = yield* Effect.try({ try: () => compile(files, targets), catch: (e) => toEngineError(e, 5, rels) })
@@ -104,6 +104,6 @@ export const prepare = (
     const missingDirs = missingDirectories(steps.filter((s) => s.after !== undefined).map((s) => s.absolute))
     yield* check(checkDirectories(missingDirs, grant, deps.ctx.root))
     yield* checkBudgets(deps, request.turnId, plan)
-    Fault.afterStage(5)
+    yield* Fault.afterStage(5)
     return { request, plan, steps, targets, missingDirs, onProgress }
   })

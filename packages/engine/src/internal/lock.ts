@@ -16,6 +16,7 @@ import * as Result from "effect/Result"
 import * as Semaphore from "effect/Semaphore"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as path from "node:path"
 import { openStateFolder } from "../Policy.ts"
 import { LOCK_WAIT_EVERY_MS, type ProgressListener } from "../Progress.ts"
@@ -127,7 +128,7 @@ export class WorkspaceLock {
         if (now >= deadline) {
           return yield* new EngineError({
             code: "lock_timeout",
-            stage: 6,
+            stage: Stage.lock,
             paths,
             message: `Another process held the workspace lock for more than ${timeoutMs} ms; nothing was written. Retry when it finishes.`
           })

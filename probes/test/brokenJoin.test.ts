@@ -12,6 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bundle } from "../../test/support/bundle.ts"
+import { sealed } from "../../test/support/fault.ts"
 import { projectRoot } from "../../test/support/tree.ts"
 
 const BIN = path.join(projectRoot, "packages/cli/bin/forkjoin.mjs")
@@ -26,14 +27,14 @@ afterAll(() => {
   fs.rmSync(entry, { force: true })
 })
 
-/** Runs the probe in a child process with exactly `fault` as FORKJOIN_FAULT (none when undefined). */
+/** Runs the probe in a child process with exactly `fault` as its sealed FORKJOIN_FAULT (none when undefined). */
 const probeWith = (fault: string | undefined): ReadonlyArray<ScenarioResult> => {
   const ws = fs.mkdtempSync(path.join(os.tmpdir(), "fj-probe-broken-"))
   dirs.push(ws)
   const { FORKJOIN_FAULT: _inherited, ...env } = process.env
   const r = spawnSync(process.execPath, [entry, ws, process.execPath, BIN], {
     encoding: "utf8",
-    env: { ...env, ...(fault === undefined ? {} : { FORKJOIN_FAULT: fault }) }
+    env: sealed({ ...env, ...(fault === undefined ? {} : { FORKJOIN_FAULT: fault }) })
   })
   expect(r.status, r.stderr).toBe(0)
   return JSON.parse(r.stdout) as ReadonlyArray<ScenarioResult>

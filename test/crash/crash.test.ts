@@ -12,6 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { openWorkspace } from "@forkjoin/engine/Facade"
+import { sealed } from "../support/fault.ts"
 import { readRecords } from "../support/history.ts"
 import { generateCase } from "../support/random.ts"
 import { hashTree, projectRoot } from "../support/tree.ts"
@@ -54,7 +55,7 @@ const apply = (ws: string, patch: string, fault?: string) =>
   spawnSync(process.execPath, [BIN, "apply", "-", "--workspace", ws, "--json"], {
     input: patch,
     encoding: "utf8",
-    env: { ...process.env, ...(fault === undefined ? {} : { FORKJOIN_FAULT: fault }) }
+    env: sealed({ ...process.env, ...(fault === undefined ? {} : { FORKJOIN_FAULT: fault }) })
   })
 
 // Reference post-state of each seed, from an uninterrupted apply. In this process: the reference

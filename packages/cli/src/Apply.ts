@@ -13,6 +13,7 @@ import { Sqlite } from "@forkjoin/history/Sqlite"
 import type { Profile, SummaryLine } from "@forkjoin/patch/Plan"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import { ThreadId, TurnId } from "@forkjoin/schema/Ids"
 import {
   type FileChange,
@@ -208,7 +209,7 @@ export const decodePatch = (bytes: Uint8Array): Effect.Effect<string, EngineErro
     catch: () =>
       new EngineError({
         code: "patch_syntax",
-        stage: 2,
+        stage: Stage.parse,
         paths: [],
         message: "The patch is not valid UTF-8 text; send the patch as UTF-8."
       })

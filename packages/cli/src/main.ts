@@ -128,7 +128,15 @@ const nodeServices = Layer.provideMerge(
   Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeStdio.layer, NodeTerminal.layer)
 )
 
+// Crash tests and the merge probe start this CLI with a sealed fault (FaultChannel); a fault
+// that is not sealed injects nothing. The channel's module loads only when a fault is set.
+const withFaults = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  process.env["FORKJOIN_FAULT"] === undefined
+    ? self
+    : Effect.flatMap(Effect.promise(() => import("@forkjoin/engine/FaultChannel")), (channel) => channel.provide(process.env)(self))
+
 program.pipe(
+  withFaults,
   Effect.provide([layerPresenter(argv), layerFormatter(helpWidth(process.stdout, process.env)), cliConfig]),
   Effect.provide(nodeServices),
   NodeRuntime.runMain({

@@ -10,6 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { expect } from "vitest"
+import { sealed } from "../../../test/support/fault.ts"
 
 /** Repository root. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
@@ -32,7 +33,7 @@ export interface RunResult {
 
 /**
  * Runs the CLI with `args`; `stdin` is piped in when given (an empty stdin otherwise), `env`
- * is added to the environment. `FORKJOIN_FAULT` is only set when a test passes it.
+ * is added to the environment. `FORKJOIN_FAULT` is only set (sealed) when a test passes it.
  */
 export const runCli = (
   args: ReadonlyArray<string>,
@@ -45,7 +46,7 @@ export const runCli = (
     encoding: "utf8",
     // Keep colors and terminal detection out of assertions. Tests run plans in scratch
     // workspaces: mutating children at `bold` unless a test sets the level itself.
-    env: { ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_AUTONOMY: "bold", ...options.env }
+    env: sealed({ ...inherited, NO_COLOR: "1", FORCE_COLOR: "0", FORKJOIN_AUTONOMY: "bold", ...options.env })
   })
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }
 }

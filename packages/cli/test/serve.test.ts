@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sealed } from "../../../test/support/fault.ts"
 import { BIN, buildCli, makeSandbox, removeSandboxes, runCli } from "./helpers.ts"
 
 beforeAll(() => buildCli())
@@ -30,7 +31,7 @@ afterAll(() => {
 const startServe = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Server> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, "serve", ...args], {
-      env: { ...process.env, NO_COLOR: "1", ...env },
+      env: sealed({ ...process.env, NO_COLOR: "1", ...env }),
       stdio: ["ignore", "pipe", "pipe"]
     })
     children.push(child)

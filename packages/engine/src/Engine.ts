@@ -24,6 +24,7 @@ import {
   type TurnId
 } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -33,6 +34,7 @@ import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { Grant } from "./Grant.ts"
+import * as Fault from "./Fault.ts"
 import { type ApplyDeps, applyPatch, applyPlan } from "./internal/apply.ts"
 import { inspectionOf } from "./internal/inspect.ts"
 import { WorkspaceLock } from "./internal/lock.ts"
@@ -283,7 +285,7 @@ const openRoot = (root: string): Effect.Effect<string, EngineError> =>
     catch: (e) =>
       new EngineError({
         code: "path_invalid",
-        stage: 3,
+        stage: Stage.resolve,
         paths: [],
         message: `Workspace '${root}' cannot be opened (${errnoOf(e) ?? String(e)}); pass an existing directory.`,
         cause: e
@@ -318,6 +320,9 @@ const make = (config: EngineConfig) =>
     // Open for the engine's lifetime; a lock file SQLite cannot open is a bug, as it was.
     const lock = yield* Effect.orDie(WorkspaceLock.open(path.join(stateDir, "lock.db")))
     const events = yield* PubSub.unbounded<HistoryEvent>()
+    // The faults of the program that built the engine: a request may run in a fiber of its own
+    // (the gateway's fast apply runs on the services alone), whose context has none.
+    const faults = yield* Fault.Faults
     const deps: ApplyDeps = {
       store,
       events,
@@ -330,14 +335,14 @@ const make = (config: EngineConfig) =>
     }
 
     const read = (rels: ReadonlyArray<string>) =>
-      Effect.try({ try: () => resolveTargets(ctx, rels), catch: (e) => toEngineError(e, 3, rels) }).pipe(
+      Effect.try({ try: () => resolveTargets(ctx, rels), catch: (e) => toEngineError(e, Stage.resolve, rels) }).pipe(
         Effect.map((ts) => new Map(ts.map((t) => [t.path, t.state] as const)))
       )
 
     // Pausing: a child's 5,000-file patch inspects as many paths, and its timeout (a timer) must
     // be able to end it meanwhile.
     const inspect = (rels: ReadonlyArray<string>) =>
-      runWithTurns(() => resolvingEach(ctx, rels), (e) => toEngineError(e, 3, rels)).pipe(
+      runWithTurns(() => resolvingEach(ctx, rels), (e) => toEngineError(e, Stage.resolve, rels)).pipe(
         Effect.flatMap((each) =>
           Result.isFailure(each)
             ? Effect.fail(each.failure)
@@ -347,7 +352,7 @@ const make = (config: EngineConfig) =>
         )
       )
 
-    const storeFailure = (what: string) => (e: StoreError) => fromStoreError(e, 9, [], what)
+    const storeFailure = (what: string) => (e: StoreError) => fromStoreError(e, Stage.persist, [], what)
     // Before any repair or write: the database must be the history this workspace remembers.
     const history = yield* bindHistory({ store, stateDir, root, environmentId, resetHistory: config.resetHistory === true })
     yield* Effect.addFinalizer(() => Effect.sync(() => history.flush()))
@@ -385,7 +390,7 @@ const make = (config: EngineConfig) =>
         if (found === undefined) {
           return yield* new EngineError({
             code: "request_invalid",
-            stage: 1,
+            stage: Stage.normalize,
             paths: [],
             message: `No commit_state_uncertain outcome has the record or transaction id '${id}'; 'forkjoin repair' lists them.`
           })
@@ -401,8 +406,8 @@ const make = (config: EngineConfig) =>
     return Engine.of({
       root,
       environmentId,
-      applyPatch: (request) => remembered(applyPatch(deps, request)),
-      applyPlan: (request) => remembered(applyPlan(deps, request)),
+      applyPatch: (request) => remembered(applyPatch(deps, request).pipe(Effect.provideService(Fault.Faults, faults))),
+      applyPlan: (request) => remembered(applyPlan(deps, request).pipe(Effect.provideService(Fault.Faults, faults))),
       locked: (effect) =>
         Effect.flatMap(Effect.service(CurrentListener), (onProgress) =>
           deps.lock.with(deps.lockTimeoutMs, [], effect, onProgress)),

@@ -18,6 +18,7 @@ import type { Profile } from "@forkjoin/patch"
 import type { PatchHistoryRecord } from "@forkjoin/schema"
 import type { DiffPage, FilePage, TimelinePage, TurnPage } from "@forkjoin/schema/HistoryViews"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as fs from "node:fs"
@@ -195,7 +196,7 @@ const notPatchText = (text: unknown): Promise<never> | undefined =>
     : Promise.reject(
       new EngineError({
         code: "request_invalid",
-        stage: 1,
+        stage: Stage.normalize,
         paths: [],
         message: `applyPatch takes the patch text as its first argument, a string (got ${text === null ? "null" : typeof text}); pass the patch's contents.`
       })

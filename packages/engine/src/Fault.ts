@@ -1,6 +1,7 @@
 /**
- * Fault injection for crash and failure tests, read once from `FORKJOIN_FAULT` (several
- * faults comma-separated):
+ * Fault injection for crash and failure tests: the `Faults` reference of the running fiber, none
+ * by default. Only a sealed `FORKJOIN_FAULT` (`FaultChannel.ts`) installs it; the variable alone
+ * never does. Its forms (several faults comma-separated):
  * - `stage:<N>`: SIGKILL right after engine stage N;
  * - `commit:after-rename:<k>`: SIGKILL right after the k-th rename of a commit;
  * - `merge:write-fail:<task-id>:<k>`: the k-th write of that child's join transaction
@@ -18,10 +19,12 @@
  * - `join:skip-baseline`: the join takes a child's live files as its baseline, so drift from
  *   an outside edit is no longer refused (test-only: the merge probe must then report
  *   `baseline_drift_refused` failed).
- * Nothing else depends on it; an unset variable injects nothing.
+ * Nothing else depends on it; the default plan injects nothing.
  *
  * @since 0.1.0
  */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import type * as nodeFs from "node:fs"
 
 /**
@@ -85,7 +88,16 @@ export const parseFault = (value: string | undefined): FaultPlan => {
   return { afterStage, afterRename, writeFail, afterChild, afterVerifyRollback, resolve, skipBaseline }
 }
 
-const plan = parseFault(process.env["FORKJOIN_FAULT"])
+/**
+ * The faults of the current fiber: none unless the process was started through the fault
+ * channel (`FaultChannel.open`), which provides them around its whole program.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export const Faults: Context.Reference<FaultPlan> = Context.Reference<FaultPlan>("forkjoin/engine/Fault/Faults", {
+  defaultValue: () => parseFault(undefined)
+})
 
 const die = (): never => {
   process.kill(process.pid, "SIGKILL")
@@ -93,55 +105,51 @@ const die = (): never => {
   throw new Error("unreachable")
 }
 
-/**
- * Called by the engine after each stage.
- *
- * @category fault injection
- * @since 0.1.0
- */
-export const afterStage = (stage: number): void => {
-  if (plan.afterStage.has(stage)) die()
-}
+/** Kills the process when the current faults `hit`. */
+const killIf = (hit: (plan: FaultPlan) => boolean): Effect.Effect<void> =>
+  Effect.flatMap(Faults, (plan) => (hit(plan) ? Effect.sync(die) : Effect.void))
 
 /**
- * Called by the commit step after each rename (1-based).
+ * Run by the engine after each stage.
  *
  * @category fault injection
  * @since 0.1.0
  */
-export const afterRename = (k: number): void => {
+export const afterStage = (stage: number): Effect.Effect<void> => killIf((plan) => plan.afterStage.has(stage))
+
+/**
+ * The check the commit step calls after each rename (1-based).
+ *
+ * @category fault injection
+ * @since 0.1.0
+ */
+export const afterRename: Effect.Effect<(k: number) => void> = Effect.map(Faults, (plan) => (k: number) => {
   if (plan.afterRename.has(k)) die()
-}
+})
 
 /**
- * Called by the join after the n-th child's transaction (1-based, counted per process).
+ * Run by the join after the n-th child's transaction (1-based, counted per process).
  *
  * @category fault injection
  * @since 0.1.0
  */
-export const afterChild = (n: number): void => {
-  if (plan.afterChild.has(n)) die()
-}
+export const afterChild = (n: number): Effect.Effect<void> => killIf((plan) => plan.afterChild.has(n))
 
 /**
- * Called by the join after the n-th rollback of a failed verification (1-based, per process).
+ * Run by the join after the n-th rollback of a failed verification (1-based, per process).
  *
  * @category fault injection
  * @since 0.1.0
  */
-export const afterVerifyRollback = (n: number): void => {
-  if (plan.afterVerifyRollback.has(n)) die()
-}
+export const afterVerifyRollback = (n: number): Effect.Effect<void> => killIf((plan) => plan.afterVerifyRollback.has(n))
 
 /**
- * Called by `forkjoin resolve` at each of its points.
+ * Run by `forkjoin resolve` at each of its points.
  *
  * @category fault injection
  * @since 0.1.0
  */
-export const atResolve = (point: ResolvePoint): void => {
-  if (plan.resolve.has(point)) die()
-}
+export const atResolve = (point: ResolvePoint): Effect.Effect<void> => killIf((plan) => plan.resolve.has(point))
 
 /**
  * Whether the join should skip verifying children's baselines (`join:skip-baseline`): a
@@ -150,7 +158,7 @@ export const atResolve = (point: ResolvePoint): void => {
  * @category fault injection
  * @since 0.1.0
  */
-export const skipBaseline = (): boolean => plan.skipBaseline
+export const skipBaseline: Effect.Effect<boolean> = Effect.map(Faults, (plan) => plan.skipBaseline)
 
 /** The writes the commit step makes. */
 type WriteIo = Pick<typeof nodeFs, "renameSync" | "unlinkSync">
@@ -162,7 +170,10 @@ type WriteIo = Pick<typeof nodeFs, "renameSync" | "unlinkSync">
  * @category fault injection
  * @since 0.1.0
  */
-export const writerFor = <Io extends WriteIo>(io: Io, transactionId: string): Io => {
+export const writerFor = <Io extends WriteIo>(io: Io, transactionId: string): Effect.Effect<Io> =>
+  Effect.map(Faults, (plan) => failingWriter(io, transactionId, plan))
+
+const failingWriter = <Io extends WriteIo>(io: Io, transactionId: string, plan: FaultPlan): Io => {
   const slash = transactionId.lastIndexOf("/")
   const k = transactionId.startsWith("subagent_merge:") && slash > 0 ? plan.writeFail.get(transactionId.slice(slash + 1)) : undefined
   if (k === undefined) return io

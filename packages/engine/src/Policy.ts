@@ -9,6 +9,7 @@
  */
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -36,7 +37,7 @@ const GITIGNORE = "# forkjoin's own state (history, locks, run artifacts): never
 // The rule itself is policy; a folder the system will not let us create or read is `path_invalid`
 // (as an unopenable workspace root is).
 const refuse = (rel: string, message: string, cause?: unknown, code: "path_denied_by_policy" | "path_invalid" = "path_denied_by_policy") =>
-  new EngineError({ code, stage: 3, paths: [rel], message, ...(cause === undefined ? {} : { cause }) })
+  new EngineError({ code, stage: Stage.resolve, paths: [rel], message, ...(cause === undefined ? {} : { cause }) })
 
 /**
  * Checks (and creates when missing) the state folder `dir`, named `rel` in messages: it must be

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import { InvocationId, ThreadIdInput, TransactionId, TurnIdInput } from "@forkjoin/schema/Ids"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -49,7 +50,7 @@ export const decodeRequestIds = (raw: {
     Effect.mapError((error) =>
       new EngineError({
         code: "request_invalid",
-        stage: 1,
+        stage: Stage.normalize,
         paths: [],
         message: `The request's ids are invalid: ${error.message}. Fix that id and send the request again.`,
         cause: error

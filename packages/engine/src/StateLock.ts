@@ -8,6 +8,7 @@
  */
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 import { WorkspaceLock } from "./internal/lock.ts"
@@ -31,7 +32,7 @@ export const withStateLock = <A, E, R>(
       Effect.mapError(({ cause }) =>
         new EngineError({
           code: "path_invalid",
-          stage: 6,
+          stage: Stage.lock,
           paths: options.paths,
           message: `Cannot open the lock ${file} (${errnoOf(cause) ?? String(cause)}); check that the workspace's .forkjoin folder is writable.`,
           cause

@@ -174,16 +174,12 @@ export const resolve = Effect.fn("Conflicts.resolve")(function*(conflictId: Conf
     writeScope: run.mergePlan.writeScopes[owner.childId] ?? [],
     plan: planOfFiles([file]),
     locked: {
-      before: Effect.tap(stillOpen, () => Effect.sync(() => Fault.atResolve("after-claim"))),
-      after: () =>
-        Effect.suspend(() => {
-          Fault.atResolve("before-record")
-          return claim(conflict, { kind: resolution.kind, transactionId, resolvedAt })
-        })
+      before: Effect.tap(stillOpen, () => Fault.atResolve("after-claim")),
+      after: () => Effect.andThen(Fault.atResolve("before-record"), () => claim(conflict, { kind: resolution.kind, transactionId, resolvedAt }))
     }
   }).pipe(Effect.catchTag("OwnWriteLanded", () => Effect.succeed(undefined)))
   if (record === undefined) return yield* finishLanded
-  Fault.atResolve("after-commit")
+  yield* Fault.atResolve("after-commit")
   const outcome = yield* settleChild(owner)
   return { record, outcome, rollback: undefined }
 })

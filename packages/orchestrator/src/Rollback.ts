@@ -315,7 +315,7 @@ export const resolveHeld = Effect.fn("Rollback.resolveHeld")(function*(conflict:
     Effect.mapError((e) => (e instanceof OrchestratorError ? e : storeFailure("Recording the resolution")(e)))
   )
   if (recorded.open > 0) return { record: undefined, transactionId, open: recorded.open }
-  Fault.atResolve("after-claim")
+  yield* Fault.atResolve("after-claim")
   const finished = yield* finishHeld(transactionId)
   // Nothing to finish: it had nothing to write, or a `forkjoin rollback` racing this one applied it.
   const record = finished?.record ?? (yield* landedSince(transactionId, yield* heldOf(transactionId)))

@@ -23,6 +23,7 @@ import { DriverUnavailable, PromptDriver } from "@forkjoin/runtime/Driver"
 import type { RunPlan } from "@forkjoin/runtime/RunPlan"
 import { type ChildOutcome, type ConflictRecord, type GateDecision, type MergeRun, MergeRunId, type ThreadId } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
@@ -364,7 +365,7 @@ const betweenTargets = (edits: NonNullable<RunPlan["between"]>) =>
     const refuse = (rel: string, code: EngineError["code"], why: string, cause?: unknown) =>
       new EngineError({
         code,
-        stage: 3,
+        stage: Stage.resolve,
         paths: [rel],
         message: `The plan's between edit of '${rel}' was refused, and nothing of the run was written: ${why}`,
         ...(cause === undefined ? {} : { cause })

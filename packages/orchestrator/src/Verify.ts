@@ -195,7 +195,7 @@ const verified = (
     if (Result.isSuccess(undone)) {
       verificationRollbacks += 1
       // Crash tests: the rollback is committed, the outcome not yet recorded.
-      Fault.afterVerifyRollback(verificationRollbacks)
+      yield* Fault.afterVerifyRollback(verificationRollbacks)
       return rolledBackAs(`${result.summary}; ${whose} transaction was rolled back (log: ${result.log})`)
     }
     const reason = `${result.summary} (log: ${result.log}), and rolling ${whose} transaction back was refused ` +

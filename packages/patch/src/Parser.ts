@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Result from "effect/Result"
 import { trim } from "./internal/rustText.ts"
 import type { Profile } from "./Plan.ts"
@@ -238,7 +239,7 @@ export const parsePatch = (text: string, options?: ParseOptions): Result.Result<
     Result.fail(
       new EngineError({
         code: "patch_syntax",
-        stage: 2,
+        stage: Stage.parse,
         paths: [],
         message: f.line === undefined ? `Invalid patch: ${f.message}` : `Invalid patch hunk on line ${f.line}: ${f.message}`,
         ...(f.line === undefined ? {} : { line: f.line })

@@ -8,6 +8,7 @@
  */
 import type { RelativePath } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Result from "effect/Result"
 import { byteView, sameBytes } from "./Bytes.ts"
 import { applyChunks } from "./internal/applyChunks.ts"
@@ -19,7 +20,7 @@ import { decodeUtf8, hasBom } from "./TextInfo.ts"
 const encoder = new TextEncoder()
 
 const planError = (code: EngineError["code"], paths: ReadonlyArray<string>, message: string) =>
-  new EngineError({ code, stage: 5, paths, message })
+  new EngineError({ code, stage: Stage.plan, paths, message })
 
 /**
  * The normalized relative paths a patch reads or writes (sources and move destinations),
@@ -57,7 +58,7 @@ export const planPatch = (
   options: PlanOptions
 ): Result.Result<Plan, EngineError> => {
   if (patch.operations.length === 0) {
-    return Result.fail(new EngineError({ code: "patch_syntax", stage: 2, paths: [], message: "No files were modified." }))
+    return Result.fail(new EngineError({ code: "patch_syntax", stage: Stage.parse, paths: [], message: "No files were modified." }))
   }
   const native = options.profile === "native"
   const vfs = new Map<RelativePath, FileState>()

@@ -10,6 +10,7 @@
  */
 import type { RelativePath } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as path from "node:path"
 import * as Result from "effect/Result"
 
@@ -67,28 +68,28 @@ const pathError = (raw: string, problem: PathProblem): EngineError => {
     case "invalid_character":
       return new EngineError({
         code: "path_invalid",
-        stage: 3,
+        stage: Stage.resolve,
         paths: [JSON.stringify(raw).slice(1, -1)],
         message: `Path ${JSON.stringify(raw)} contains a NUL or control character; use a plain relative path.`
       })
     case "absolute_path":
       return new EngineError({
         code: "path_outside_roots",
-        stage: 3,
+        stage: Stage.resolve,
         paths: [raw],
         message: `Path '${raw}' is absolute; use paths relative to the workspace root.`
       })
     case "escaping_path":
       return new EngineError({
         code: "path_outside_roots",
-        stage: 3,
+        stage: Stage.resolve,
         paths: [raw],
         message: `Path '${raw}' escapes the workspace with '..'; use paths inside the workspace.`
       })
     case "empty_path":
       return new EngineError({
         code: "path_invalid",
-        stage: 3,
+        stage: Stage.resolve,
         paths: [raw],
         message: `Path '${raw}' names no file; give a file path relative to the workspace root.`
       })

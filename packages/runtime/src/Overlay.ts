@@ -38,6 +38,7 @@ import {
   untrustedChangesetOptions
 } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -204,10 +205,10 @@ export class OverlayClosed extends Schema.TaggedError<OverlayClosed>()("OverlayC
 
 /** Stage 3 is where the engine reports path and read problems; the overlay uses the same. */
 const viewError = (code: EngineError["code"], p: string, message: string, cause?: unknown) =>
-  new EngineError({ code, stage: 3, paths: [p], message, ...(cause === undefined ? {} : { cause }) })
+  new EngineError({ code, stage: Stage.resolve, paths: [p], message, ...(cause === undefined ? {} : { cause }) })
 
 const planError = (code: EngineError["code"], paths: ReadonlyArray<string>, message: string) =>
-  new EngineError({ code, stage: 5, paths, message })
+  new EngineError({ code, stage: Stage.plan, paths, message })
 
 type Inspected = ReadonlyMap<string, Result.Result<Inspection, EngineError>>
 

@@ -10,6 +10,7 @@
  * turned into a failed assertion by `Probe.run`.
  */
 import { Engine } from "@forkjoin/engine/Engine"
+import * as FaultChannel from "@forkjoin/engine/FaultChannel"
 import * as Workspace from "@forkjoin/engine/Workspace"
 import { HistoryRecords } from "@forkjoin/history/HistoryStore"
 import { killChild } from "@forkjoin/orchestrator/ChildProcesses"
@@ -25,6 +26,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 
 // -------------------------------------------------------------------------------------
@@ -332,17 +334,27 @@ export interface CliResult {
 
 /**
  * The environment of a CLI child: the probe's own, without any `FORKJOIN_*` setting of the
- * user, plus exactly the fault the scenario wants. `FORKJOIN_AUTONOMY=bold`: the scratch
- * workspace is exempt from the user's autonomy level (SPEC §7) and the gate cannot ask for the
- * evidence this probe is producing.
+ * user, plus exactly the fault the scenario wants, sealed with the key in `keyFile`.
+ * `FORKJOIN_AUTONOMY=bold`: the scratch workspace is exempt from the user's autonomy level
+ * (SPEC §7) and the gate cannot ask for the evidence this probe is producing.
  */
-const cliEnvironment = (fault: string | undefined): NodeJS.ProcessEnv => ({
+const cliEnvironment = (fault: { readonly fault: string; readonly keyFile: string } | undefined): NodeJS.ProcessEnv => ({
   ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("FORKJOIN_"))),
   NO_COLOR: "1",
   FORCE_COLOR: "0",
   FORKJOIN_AUTONOMY: "bold",
-  ...(fault === undefined ? {} : { FORKJOIN_FAULT: fault })
+  ...(fault === undefined ? {} : FaultChannel.seal(fault.fault, fault.keyFile))
 })
+
+/** A fresh fault key of this probe in a private temp folder, removed with it when the child is done. */
+const withFaultKey = <A, E>(fault: string | undefined, use: (sealed: { readonly fault: string; readonly keyFile: string } | undefined) => Effect.Effect<A, E>) =>
+  fault === undefined
+    ? use(undefined)
+    : Effect.acquireUseRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-probe-fault-"))),
+      (dir) => use({ fault, keyFile: FaultChannel.makeKey(dir) }),
+      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    )
 
 // Far above any probe step (about a second): only a hung process ever reaches it.
 const CLI_TIMEOUT_MS = 120_000
@@ -356,13 +368,13 @@ export const cli = (
   args: ReadonlyArray<string>,
   options: { readonly fault?: string; readonly stdin?: string } = {}
 ): Effect.Effect<CliResult, ScenarioError> =>
-  Effect.callback<CliResult, ScenarioError>((resume) => {
+  withFaultKey(options.fault, (fault) => Effect.callback<CliResult, ScenarioError>((resume) => {
     const [command, ...prefix] = forkjoin
     if (command === undefined) {
       resume(Effect.fail(new ScenarioError({ operation: "Starting the CLI", detail: "no command was given to start forkjoin" })))
       return
     }
-    const child = spawn(command, [...prefix, ...args], { env: cliEnvironment(options.fault), stdio: ["pipe", "pipe", "pipe"] })
+    const child = spawn(command, [...prefix, ...args], { env: cliEnvironment(fault), stdio: ["pipe", "pipe", "pipe"] })
     const out: Array<Buffer> = []
     const err: Array<Buffer> = []
     child.stdout.on("data", (b: Buffer) => out.push(b))
@@ -374,7 +386,7 @@ export const cli = (
     child.stdin.on("error", () => {})
     child.stdin.end(options.stdin ?? "")
     return Effect.sync(() => killChild(child))
-  }).pipe(Effect.timeoutOrElse({
+  })).pipe(Effect.timeoutOrElse({
     duration: CLI_TIMEOUT_MS,
     orElse: () => Effect.fail(new ScenarioError({ operation: `Running forkjoin ${args[0] ?? ""}`, detail: `it did not end within ${CLI_TIMEOUT_MS / 1000} s and was killed` }))
   }))

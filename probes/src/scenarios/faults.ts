@@ -1,11 +1,12 @@
 /**
- * Fault injection through the real CLI in child processes (`FORKJOIN_FAULT`, set explicitly
- * for each process, never inherited): a write failing in the middle of one child's join
+ * Fault injection through the real CLI in child processes (a sealed `FORKJOIN_FAULT`, set
+ * explicitly for each process, never inherited): a write failing in the middle of one child's join
  * transaction rolls that child back and keeps its siblings; a `forkjoin apply` killed after
  * each of the engine's ten stages is repaired when the engine next opens (in-process), to
  * exactly the before or the after state, with history agreeing and the workspace usable.
  *
- * Owns the scenarios' fixtures and expectations, not the faults (`@forkjoin/engine/Fault`).
+ * Owns the scenarios' fixtures and expectations, not the faults (`@forkjoin/engine/Fault`,
+ * `FaultChannel`).
  */
 import { Engine } from "@forkjoin/engine/Engine"
 import { HistoryJournal } from "@forkjoin/history/HistoryStore"

@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import { CliError, CliOutput, type Command } from "effect/cli"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { isIdFlagError } from "./flags.ts"
@@ -32,7 +33,7 @@ import { writeStderr, writeStdout } from "./output.ts"
  */
 export const UsageErrorBody = Schema.Struct({
   code: Schema.Literals(["usage_invalid", "request_invalid"]),
-  stage: Schema.Literal(1),
+  stage: Schema.Literal(Stage.normalize),
   stageName: Schema.Literal("normalize"),
   paths: Schema.Array(Schema.String),
   message: Schema.String,
@@ -184,7 +185,7 @@ export const usageErrorLine = (options: {
   const message = `${options.messages.map((m) => m.replace(/\.$/, "")).join("; ")}. ${helpHint(options.command)}`
   const error = UsageErrorBody.make({
     code: options.code ?? "usage_invalid",
-    stage: 1,
+    stage: Stage.normalize,
     stageName: "normalize",
     paths: [],
     message,

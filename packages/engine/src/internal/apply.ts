@@ -7,6 +7,7 @@
 import { parsePatch, patchTargets, planPatch } from "@forkjoin/patch"
 import type { PatchHistoryRecord } from "@forkjoin/schema"
 import type { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Effect from "effect/Effect"
 import type { EngineConfig, LockedSteps, PatchRequest, PlanRequest, RequestContext } from "../Engine.ts"
 import { Grants } from "../Grant.ts"
@@ -60,7 +61,7 @@ export const applyPatch = (deps: ApplyDeps, request: PatchRequest): Effect.Effec
   Effect.gen(function*() {
     const tooLarge = checkPatchSize(request.patch, limitsOf(deps.config.limits, request.limits))
     if (tooLarge !== undefined) return yield* tooLarge
-    Fault.afterStage(1)
+    yield* Fault.afterStage(Stage.normalize)
     const profile = request.profile ?? "native"
     const parsed = parsePatch(request.patch, { profile })
     if (parsed._tag === "Failure") return yield* parsed.failure
@@ -85,6 +86,6 @@ export const applyPatch = (deps: ApplyDeps, request: PatchRequest): Effect.Effec
 export const applyPlan = <E, R>(deps: ApplyDeps, request: PlanRequest<E, R>): Effect.Effect<PatchHistoryRecord, EngineError | E, R> =>
   Effect.gen(function*() {
     const rels = [...new Set(request.plan.files.flatMap((f) => (f.moveFrom === undefined ? [f.path] : [f.path, f.moveFrom])))]
-    Fault.afterStage(1)
+    yield* Fault.afterStage(Stage.normalize)
     return yield* transact(deps, request, rels, (files) => checkBaseline(request.plan, files), false, request.locked)
   })

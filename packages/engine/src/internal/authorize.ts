@@ -5,6 +5,7 @@
  */
 import type { Plan } from "@forkjoin/patch"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { Grant } from "../Grant.ts"
@@ -15,7 +16,7 @@ export const checkWriteGrant = (grant: Grant, rels: ReadonlyArray<string>): Engi
     ? undefined
     : new EngineError({
       code: "permission_denied",
-      stage: 4,
+      stage: Stage.authorize,
       paths: rels,
       message: "This turn has a read-only grant; it may read files but not change them."
     })
@@ -31,7 +32,7 @@ export const authorizePlan = (plan: Plan, grant: Grant): EngineError | undefined
     ? undefined
     : new EngineError({
       code: f.kind === "move" ? "unsafe_move" : "target_exists",
-      stage: 4,
+      stage: Stage.authorize,
       paths: [f.path],
       message: `'${f.path}' exists and this request's grant does not allow overwriting it.`
     })
@@ -58,7 +59,7 @@ export const checkDirectories = (missingDirs: ReadonlyArray<string>, grant: Gran
   const rels = missingDirs.map((d) => path.relative(root, d).split(path.sep).join("/"))
   return new EngineError({
     code: "directory_create_denied",
-    stage: 4,
+    stage: Stage.authorize,
     paths: rels,
     message: `The request needs new directories (${
       rels.join(", ")

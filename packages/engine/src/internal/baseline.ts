@@ -6,6 +6,7 @@
 import type { FileState, Plan } from "@forkjoin/patch"
 import { sameBytes } from "@forkjoin/patch/Bytes"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Result from "effect/Result"
 
 /** The plan itself when every baseline matches the live `files`, else the first mismatch. */
@@ -22,7 +23,7 @@ export const checkBaseline = (plan: Plan, files: ReadonlyMap<string, FileState>)
         return Result.fail(
           new EngineError({
             code: "stale_file",
-            stage: 5,
+            stage: Stage.plan,
             paths: [p],
             message: `'${p}' is not in the state this plan was computed against; nothing was written. Recompute the plan from the live file.`
           })
@@ -30,7 +31,7 @@ export const checkBaseline = (plan: Plan, files: ReadonlyMap<string, FileState>)
       }
       if (s !== undefined && s._tag !== "File" && s._tag !== "Missing") {
         return Result.fail(
-          new EngineError({ code: "unsupported_file_type", stage: 5, paths: [p], message: `'${p}' is not a regular file.` })
+          new EngineError({ code: "unsupported_file_type", stage: Stage.plan, paths: [p], message: `'${p}' is not a regular file.` })
         )
       }
     }

@@ -8,6 +8,7 @@ import type { HistoryStore, Usage } from "@forkjoin/history/HistoryStore"
 import type { Plan } from "@forkjoin/patch"
 import type { EnvironmentId, TurnId } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Effect from "effect/Effect"
 import type { Budgets } from "../Engine.ts"
 import { fromStoreError } from "../HistoryFailure.ts"
@@ -25,7 +26,7 @@ export const checkBudget = (
   return (maxBytes !== undefined && used.bytes + bytes > maxBytes) || (maxFiles !== undefined && used.files + files > maxFiles)
     ? new EngineError({
       code: "budget_exceeded",
-      stage: 5,
+      stage: Stage.plan,
       paths: plan.files.map((f) => f.path),
       message: `This request would bring the ${scope} to ${used.bytes + bytes} bytes / ${
         used.files + files
@@ -45,14 +46,14 @@ export const checkBudgets = (deps: {
     if (b === undefined) return
     if (b.turnBytes !== undefined || b.turnFiles !== undefined) {
       const used = yield* deps.store.usage(deps.environmentId, turnId).pipe(
-        Effect.mapError((e) => fromStoreError(e, 7, [], "Reading the turn's usage failed"))
+        Effect.mapError((e) => fromStoreError(e, Stage.stage, [], "Reading the turn's usage failed"))
       )
       const over = checkBudget(plan, used, b.turnBytes, b.turnFiles, `turn '${turnId}'`)
       if (over !== undefined) return yield* over
     }
     if (b.workspaceBytes !== undefined || b.workspaceFiles !== undefined) {
       const used = yield* deps.store.usage(deps.environmentId, undefined).pipe(
-        Effect.mapError((e) => fromStoreError(e, 7, [], "Reading the workspace usage failed"))
+        Effect.mapError((e) => fromStoreError(e, Stage.stage, [], "Reading the workspace usage failed"))
       )
       const over = checkBudget(plan, used, b.workspaceBytes, b.workspaceFiles, "workspace")
       if (over !== undefined) return yield* over

@@ -7,6 +7,7 @@
 import type { Plan } from "@forkjoin/patch"
 import { describeSystemError, errnoOf, remedyOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import type { RelativePath } from "@forkjoin/schema"
 import { randomBytes } from "node:crypto"
 import * as nodeFs from "node:fs"
@@ -114,7 +115,7 @@ export const stepsOf = (plan: Plan, targets: ReadonlyMap<string, ResolvedTarget>
     if (t === undefined) {
       throw new EngineError({
         code: "commit_failed",
-        stage: 8,
+        stage: Stage.commit,
         paths: [rel],
         message: `Internal error: the plan touches '${rel}', which was never resolved; nothing was written.`
       })
@@ -214,7 +215,7 @@ export function* stagingSteps(
     removeTempsAndDirs(io, temps.values(), createdDirs)
     throw new EngineError({
       code: "commit_failed",
-      stage: 7,
+      stage: Stage.stage,
       paths: current === undefined ? [] : [current.path],
       message: `Staging ${current === undefined ? "the plan" : `'${current.path}'`} failed (${describeSystemError(error)}); nothing was changed. ${retryAdvice(error)}`,
       cause: error
@@ -275,7 +276,7 @@ export function* committingStaged(io: WriterIo, staged: Staged, afterRename?: (k
     const verb = current !== undefined && current.after === undefined ? "Deleting" : "Writing"
     throw new EngineError({
       code: "commit_failed",
-      stage: 8,
+      stage: Stage.commit,
       paths: [...new Set([...(failedPath === undefined ? [] : [failedPath]), ...unrestored])],
       message: unrestored.length === 0
         ? `${verb} ${failedPath === undefined ? "the plan" : `'${failedPath}'`} failed (${describeSystemError(error)}); every file was restored and the workspace is unchanged. ${retryAdvice(error)}`

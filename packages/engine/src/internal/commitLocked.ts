@@ -11,6 +11,7 @@ import { sameBytes } from "@forkjoin/patch/Bytes"
 import { normalizePath, relativeUnder } from "@forkjoin/patch/RelativePath"
 import { type EnvironmentId, InvocationId, type JournalIntent, type PatchHistoryRecord, RecordId, type Sha256Hash, TransactionId } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import { utcTimestampFromMillis } from "@forkjoin/schema/UtcTimestamp"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -63,7 +64,7 @@ export function* checkingUnchanged(
   writeScope?: ReadonlyArray<string>
 ): Pausable<EngineError | undefined> {
   const lived = yield* resolvingTargets(ctx, paths)
-  const outside = checkScope(ctx, writeScope, lived, 6)
+  const outside = checkScope(ctx, writeScope, lived, Stage.lock)
   if (outside !== undefined) return outside
   const key = (p: string) => (ctx.caseInsensitive ? p.toLowerCase() : p)
   for (const live of lived) {
@@ -72,7 +73,7 @@ export function* checkingUnchanged(
       const landing = relativeUnder(ctx.root, live.absolute)
       return new EngineError({
         code: "stale_file",
-        stage: 6,
+        stage: Stage.lock,
         paths: landing === undefined ? [live.path] : [live.path, landing],
         message: `'${live.path}' leads elsewhere than when it was planned (now to ${landing === undefined ? "outside the workspace" : `'${landing}'`}): ` +
           "a folder on its path was replaced by a link, or a link by a folder; nothing was written. Re-read it and retry."
@@ -85,7 +86,7 @@ export function* checkingUnchanged(
     if (!same) {
       return new EngineError({
         code: "stale_file",
-        stage: 6,
+        stage: Stage.lock,
         paths: [live.path],
         message: `'${live.path}' changed between planning and locking; nothing was written. Re-read it and retry.`
       })
@@ -111,7 +112,7 @@ export const undoSteps = (steps: ReadonlyArray<Step>): ReadonlyArray<Step> =>
   }))
 
 /** Runs `f`, turning a thrown value into the stage's `EngineError`. */
-const attempt = <A>(f: () => A, stage: 7 | 8, paths: ReadonlyArray<string>): A | EngineError => {
+const attempt = <A>(f: () => A, stage: typeof Stage.stage | typeof Stage.commit, paths: ReadonlyArray<string>): A | EngineError => {
   try {
     return f()
   } catch (e) {
@@ -120,7 +121,7 @@ const attempt = <A>(f: () => A, stage: 7 | 8, paths: ReadonlyArray<string>): A |
 }
 
 /** `attempt` for pausable work, letting the event loop turn at its pauses. */
-const attemptWithTurns = <A>(work: () => Pausable<A>, stage: 7 | 8, paths: ReadonlyArray<string>): Effect.Effect<A | EngineError> =>
+const attemptWithTurns = <A>(work: () => Pausable<A>, stage: typeof Stage.stage | typeof Stage.commit, paths: ReadonlyArray<string>): Effect.Effect<A | EngineError> =>
   Effect.catch(runWithTurns(work, (e) => toEngineError(e, stage, paths)), Effect.succeed)
 
 // A journal slice: at most this many blobs or bytes per transaction (~10 ms of work).
@@ -186,9 +187,9 @@ export const commitLocked = <E = never, R = never>(
     if (locked?.before !== undefined) yield* locked.before
     const paths = steps.map((s) => s.path)
     onProgress?.({ _tag: "Checking", files: paths.length })
-    const stale = yield* runWithTurns(() => checkingUnchanged(ctx, paths, targets, request.writeScope), (e) => toEngineError(e, 3, paths))
+    const stale = yield* runWithTurns(() => checkingUnchanged(ctx, paths, targets, request.writeScope), (e) => toEngineError(e, Stage.resolve, paths))
     if (stale !== undefined) return yield* stale
-    Fault.afterStage(6)
+    yield* Fault.afterStage(Stage.lock)
 
     // Stage 7: journal the intent (with every pre/post blob), then stage temp files.
     onProgress?.({ _tag: "Journaling", files: paths.length })
@@ -216,31 +217,33 @@ export const commitLocked = <E = never, R = never>(
       })
     })
     yield* journal(store, intent, blobs, blobHashes).pipe(
-      Effect.mapError((e) => fromStoreError(e, 7, paths, "Journaling the intent failed; nothing was written"))
+      Effect.mapError((e) => fromStoreError(e, Stage.stage, paths, "Journaling the intent failed; nothing was written"))
     )
     const staging = onProgress === undefined
       ? undefined
       : (done: number, total: number) => onProgress({ _tag: "Staging", done, total })
-    const staged: Staged | EngineError = yield* attemptWithTurns(() => stagingSteps(fs, steps, intentId, staging), 7, paths)
+    const staged: Staged | EngineError = yield* attemptWithTurns(() => stagingSteps(fs, steps, intentId, staging), Stage.stage, paths)
     if (staged instanceof EngineError) {
       yield* store.closeIntent(intentId, "aborted", staged.message).pipe(Effect.ignore)
       return yield* staged
     }
-    Fault.afterStage(7)
+    yield* Fault.afterStage(Stage.stage)
 
     // Stage 8: rename into place; any failure restores this request's files.
     const total = steps.length
-    const afterRename = onProgress === undefined ? Fault.afterRename : (k: number) => {
-      Fault.afterRename(k)
+    const renamed = yield* Fault.afterRename
+    const afterRename = onProgress === undefined ? renamed : (k: number) => {
+      renamed(k)
       if (k % PROGRESS_EVERY === 0 || k === total) onProgress({ _tag: "Committing", done: k, total })
     }
     onProgress?.({ _tag: "Committing", done: 0, total })
-    const committed = yield* attemptWithTurns(() => committingStaged(Fault.writerFor(fs, draft.transactionId), staged, afterRename), 8, paths)
+    const writer = yield* Fault.writerFor(fs, draft.transactionId)
+    const committed = yield* attemptWithTurns(() => committingStaged(writer, staged, afterRename), Stage.commit, paths)
     if (committed instanceof EngineError) {
       yield* store.closeIntent(intentId, "aborted", committed.message).pipe(Effect.ignore)
       return yield* committed
     }
-    Fault.afterStage(8)
+    yield* Fault.afterStage(Stage.commit)
 
     // Stage 9: the record and the intent's close in one SQLite transaction.
     onProgress?.({ _tag: "Recording", files: total })
@@ -250,18 +253,18 @@ export const commitLocked = <E = never, R = never>(
       Effect.catch((e: StoreError) =>
         Effect.gen(function*() {
           // Keep "rejected means untouched": put every file back, then report.
-          const undo = attempt(() => commitStaged(fs, stageSteps(fs, undoSteps(steps), `${intentId}-undo`)), 8, paths)
+          const undo = attempt(() => commitStaged(fs, stageSteps(fs, undoSteps(steps), `${intentId}-undo`)), Stage.commit, paths)
           yield* store.closeIntent(intentId, "aborted", `history write failed: ${e.message}`).pipe(Effect.ignore)
           return yield* recordFailure(e, paths, undo === undefined)
         })
       )
     )
-    Fault.afterStage(9)
+    yield* Fault.afterStage(Stage.persist)
 
     // Stage 10: publish.
     const event: HistoryEvent = { _tag: "Applied", record }
     yield* PubSub.publish(events, event)
-    Fault.afterStage(10)
+    yield* Fault.afterStage(Stage.publish)
     if (locked?.after !== undefined) yield* locked.after(record)
     return record
   }).pipe(Effect.uninterruptible)
@@ -271,11 +274,11 @@ export const commitLocked = <E = never, R = never>(
  * message; a busy or corrupt database is `history_unavailable` with the store's advice.
  */
 const recordFailure = (e: StoreError, paths: ReadonlyArray<string>, restored: boolean): EngineError => {
-  const mapped = fromStoreError(e, 9, paths, "Recording the change failed")
+  const mapped = fromStoreError(e, Stage.persist, paths, "Recording the change failed")
   const message = mapped.code === "commit_failed"
     ? restored
       ? `Recording the change failed (${e.message}); every file was restored. Retry.`
       : `Recording the change failed (${e.message}) and restoring failed too; run 'forkjoin repair'.`
     : `${mapped.message} ${restored ? "Every file was restored." : "Restoring the files failed too; run 'forkjoin repair'."}`
-  return new EngineError({ code: mapped.code, stage: 9, paths, message, cause: e })
+  return new EngineError({ code: mapped.code, stage: Stage.persist, paths, message, cause: e })
 }

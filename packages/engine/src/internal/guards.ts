@@ -6,6 +6,7 @@
 import type { FileState } from "@forkjoin/patch"
 import { sha256 } from "@forkjoin/patch/Bytes"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 
 /** A request's guards as `[path, expected hash or null]`, in the order given. */
 export type Guards = ReadonlyArray<readonly [string, string | null]>
@@ -19,7 +20,7 @@ export const checkGuardForm = (guards: Guards): EngineError | undefined => {
     if (h !== null && !/^sha256:[0-9a-f]{64}$/.test(h)) {
       return new EngineError({
         code: "version_guard_failed",
-        stage: 2,
+        stage: Stage.parse,
         paths: [p],
         message: `Version guard for '${p}' is not 'sha256:<64 hex>' or null; send the hash forkjoin reported for the file.`
       })
@@ -42,7 +43,7 @@ export const checkGuards = (guards: Guards, files: ReadonlyMap<string, FileState
         : `'${p}' is ${live === null ? "absent" : `at ${live}`}, not at the expected ${expected}`
       return new EngineError({
         code: "version_guard_failed",
-        stage: 2,
+        stage: Stage.parse,
         paths: [p],
         message: `${found}; re-read the file and rebuild the patch.`
       })

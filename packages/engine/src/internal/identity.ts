@@ -25,6 +25,7 @@ import { sha256 } from "@forkjoin/patch/Bytes"
 import { errnoOf } from "@forkjoin/patch/SystemError"
 import { EnvironmentId } from "@forkjoin/schema/Ids"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -117,7 +118,7 @@ export const readIdentityFile = (file: string): StoredIdentity | EngineError => 
     if (errnoOf(error) === "ENOENT") return undefined
     return new EngineError({
       code: "history_unavailable",
-      stage: 9,
+      stage: Stage.persist,
       paths: [],
       message: `Cannot read '${file}' (${errnoOf(error) ?? String(error)}), which records this workspace's history; check its permissions.`,
       cause: error
@@ -128,7 +129,7 @@ export const readIdentityFile = (file: string): StoredIdentity | EngineError => 
   } catch (error) {
     return new EngineError({
       code: "history_unavailable",
-      stage: 9,
+      stage: Stage.persist,
       paths: [],
       message: `'${file}' is damaged; it records which history this workspace has. Restore it from a backup, or delete it ` +
         "to accept the history database as it is (a workspace that was moved then loses its history).",
@@ -287,7 +288,7 @@ export const historyMissing = (
   const restore = verdict.reason === "older" ? "Restore the newest copy" : "Restore this workspace's database (from a backup)"
   return new EngineError({
     code: "history_missing",
-    stage: 9,
+    stage: Stage.persist,
     paths: [],
     message: `${problem}; nothing was written. ${restore} to '${db}' and retry, or, to ` +
       `${verdict.reason === "missing" ? "start a new history" : "continue with this database"} deliberately, run: ${reset}`
@@ -326,7 +327,7 @@ export const bindHistory = (deps: {
 }): Effect.Effect<HistoryBinding, EngineError> =>
   Effect.gen(function*() {
     const { environmentId, store } = deps
-    const fail = (e: StoreError) => fromStoreError(e, 9, [], "Checking the history database's identity failed")
+    const fail = (e: StoreError) => fromStoreError(e, Stage.persist, [], "Checking the history database's identity failed")
     const file = path.join(deps.stateDir, IDENTITY_FILE)
     // The file first, then the database: a process that writes the file has already
     // established (or advanced) the database, so reading in this order never sees the file

@@ -5,6 +5,7 @@
  */
 import type { Plan } from "@forkjoin/patch"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import type { Limits } from "../Engine.ts"
 
 /** The limits when neither the engine nor the request sets one. */
@@ -23,7 +24,7 @@ export const checkPatchSize = (patch: string, limits: Limits): EngineError | und
   return size > limits.maxPatchBytes
     ? new EngineError({
       code: "input_too_large",
-      stage: 1,
+      stage: Stage.normalize,
       paths: [],
       message: `The patch is ${size} bytes; the limit is ${limits.maxPatchBytes}. Split it into smaller patches.`
     })
@@ -35,7 +36,7 @@ export const checkFileCount = (rels: ReadonlyArray<string>, limits: Limits): Eng
   rels.length > limits.maxFiles
     ? new EngineError({
       code: "input_too_large",
-      stage: 1,
+      stage: Stage.normalize,
       paths: [],
       message: `The request touches ${rels.length} files; the limit is ${limits.maxFiles}. Split it into smaller requests.`
     })
@@ -48,7 +49,7 @@ export const checkFileSizes = (plan: Plan, limits: Limits): EngineError | undefi
     ? undefined
     : new EngineError({
       code: "input_too_large",
-      stage: 1,
+      stage: Stage.normalize,
       paths: [f.path],
       message: `'${f.path}' would be ${f.after.length} bytes; the per-file limit is ${limits.maxFileBytes}.`
     })

@@ -18,6 +18,7 @@ import * as Semaphore from "effect/Semaphore"
 import { EngineError } from "@forkjoin/schema/EngineError"
 import * as LockFile from "@forkjoin/sqlite/LockFile"
 import type { SqliteError } from "@forkjoin/sqlite/SqliteError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as path from "node:path"
 import { openStateFolder } from "../Policy.ts"
 import { LOCK_WAIT_EVERY_MS, type ProgressListener } from "../Progress.ts"
@@ -119,7 +120,7 @@ export class WorkspaceLock {
         if (now >= deadline) {
           return yield* new EngineError({
             code: "lock_timeout",
-            stage: 6,
+            stage: Stage.lock,
             paths,
             message: `Another process held the workspace lock for more than ${timeoutMs} ms; nothing was written. Retry when it finishes.`
           })

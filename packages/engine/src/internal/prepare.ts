@@ -8,6 +8,7 @@ import type { HistoryStore } from "@forkjoin/history/HistoryStore"
 import type { FileState, Plan } from "@forkjoin/patch"
 import type { EnvironmentId } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
 import type { Budgets, Limits, RequestContext } from "../Engine.ts"
@@ -67,43 +68,43 @@ export const prepare = (
     // Stage 2 (guards): well-formed version guards.
     const guards = guardsOf(request.expect)
     yield* check(checkGuardForm(guards))
-    Fault.afterStage(2)
+    yield* Fault.afterStage(Stage.parse)
     // Stage 3: resolve every target (and every guarded path).
     const guardPaths = guards.map(([p]) => p).filter((p) => !rels.includes(p))
     const all = [...rels, ...guardPaths]
     onProgress?.({ _tag: "Resolving", paths: all.length })
-    const resolved = yield* runWithTurns(() => resolvingTargets(deps.ctx, all), (e) => toEngineError(e, 3, all))
+    const resolved = yield* runWithTurns(() => resolvingTargets(deps.ctx, all), (e) => toEngineError(e, Stage.resolve, all))
     const targets = new Map(resolved.map((t) => [t.path, t]))
     const files = new Map(resolved.map((t) => [t.path, t.state]))
     yield* check(checkGuards(guards, files))
-    Fault.afterStage(3)
+    yield* Fault.afterStage(Stage.resolve)
     // Stage 4: authorize.
     yield* check(checkWriteGrant(grant, rels))
     // Where stage 3 found each path lands (re-checked under the lock at stage 6).
     if (request.writeScope !== undefined) {
       const written = new Set(rels)
-      yield* check(checkScope(deps.ctx, request.writeScope, resolved.filter((t) => written.has(t.path)), 4))
+      yield* check(checkScope(deps.ctx, request.writeScope, resolved.filter((t) => written.has(t.path)), Stage.authorize))
     }
-    Fault.afterStage(4)
+    yield* Fault.afterStage(Stage.authorize)
     // Stage 5: plan the exact virtual workspace.
     onProgress?.({ _tag: "Planning", paths: rels.length })
-    const compiled = yield* Effect.try({ try: () => compile(files, targets), catch: (e) => toEngineError(e, 5, rels) })
+    const compiled = yield* Effect.try({ try: () => compile(files, targets), catch: (e) => toEngineError(e, Stage.plan, rels) })
     if (compiled._tag === "Failure") return yield* compiled.failure
     const plan = compiled.success
     if (plan.files.length === 0) {
       return yield* new EngineError({
         code: "patch_syntax",
-        stage: 5,
+        stage: Stage.plan,
         paths: rels,
         message: "The request changes nothing (every file already has the requested content)."
       })
     }
     yield* check(checkFileSizes(plan, limits))
     if (!options.isPatch) yield* check(authorizePlan(plan, grant))
-    const steps = yield* Effect.try({ try: () => stepsOf(plan, targets), catch: (e) => toEngineError(e, 5, rels) })
+    const steps = yield* Effect.try({ try: () => stepsOf(plan, targets), catch: (e) => toEngineError(e, Stage.plan, rels) })
     const missingDirs = missingDirectories(steps.filter((s) => s.after !== undefined).map((s) => s.absolute))
     yield* check(checkDirectories(missingDirs, grant, deps.ctx.root))
     yield* checkBudgets(deps, request.turnId, plan)
-    Fault.afterStage(5)
+    yield* Fault.afterStage(Stage.plan)
     return { request, plan, steps, targets, missingDirs, onProgress }
   })

@@ -22,6 +22,7 @@ import {
   UtcTimestamp
 } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -110,7 +111,7 @@ export const uncertainOutcomeOf = (u: UncertainRecord): UncertainOutcome => {
   }
 }
 
-const fail = (e: StoreError): EngineError => fromStoreError(e, 9, [], "Repair could not use the history store")
+const fail = (e: StoreError): EngineError => fromStoreError(e, Stage.persist, [], "Repair could not use the history store")
 
 /** Removes the intent's temp files beside each target and the directories it created, if empty. */
 const cleanup = (ctx: ResolveContext, intent: JournalIntent): void => {
@@ -162,7 +163,7 @@ const restorePre = (
         if (Option.isNone(blob)) {
           return yield* new EngineError({
             code: "commit_failed",
-            stage: 9,
+            stage: Stage.persist,
             paths: [l.entry.path],
             message: `Repair cannot restore '${l.entry.path}': its previous content is missing from the blob store.`
           })
@@ -175,7 +176,7 @@ const restorePre = (
       const paths = steps.map((s) => s.path)
       yield* Effect.try({
         try: () => commitStaged(fs, stageSteps(fs, steps, `${intent.intentId}-repair`)),
-        catch: (e) => (e instanceof EngineError ? e : new EngineError({ code: "commit_failed", stage: 8, paths, message: String(e), cause: e }))
+        catch: (e) => (e instanceof EngineError ? e : new EngineError({ code: "commit_failed", stage: Stage.commit, paths, message: String(e), cause: e }))
       })
     }
     return steps.map((s) => s.path)

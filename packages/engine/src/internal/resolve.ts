@@ -10,6 +10,7 @@ import { isInside, relativeUnder } from "@forkjoin/patch/RelativePath"
 import { describeEntry, readCheckedFile } from "@forkjoin/patch/SafeRead"
 import { errnoOf, remedyOf } from "@forkjoin/patch/SystemError"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -46,7 +47,7 @@ const fail = (
   rel: string,
   message: string,
   cause?: unknown
-) => new EngineError({ code, stage: 3, paths: [rel], message, ...(cause === undefined ? {} : { cause }) })
+) => new EngineError({ code, stage: Stage.resolve, paths: [rel], message, ...(cause === undefined ? {} : { cause }) })
 
 /**
  * Resolves one normalized relative path under `root` (already a real path) and reads its state.
@@ -216,7 +217,7 @@ const sameFileGuard = (ctx: ResolveContext): (target: ResolvedTarget) => EngineE
     if (other !== undefined && other !== target.path) {
       return new EngineError({
         code: "path_invalid",
-        stage: 3,
+        stage: Stage.resolve,
         paths: [other, target.path],
         message: `Paths '${other}' and '${target.path}' name the same file (through a symbolic link or letter case); use one path per file.`
       })

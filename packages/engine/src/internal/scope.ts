@@ -9,6 +9,7 @@
 import { normalizePath, relativeUnder } from "@forkjoin/patch/RelativePath"
 import { scopeCovers } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Result from "effect/Result"
 import type { ResolveContext, ResolvedTarget } from "./resolve.ts"
 
@@ -19,7 +20,7 @@ export const checkScopeForm = (scope: ReadonlyArray<string> | undefined): Engine
     if (Result.isFailure(normal) || normal.success !== entry || entry === "") {
       return new EngineError({
         code: "request_invalid",
-        stage: 1,
+        stage: Stage.normalize,
         paths: [entry],
         message: `The write scope entry ${JSON.stringify(entry)} is not a normalized relative path; give it like 'src/api'.`
       })
@@ -38,12 +39,12 @@ export const checkScope = (
   ctx: ResolveContext,
   scope: ReadonlyArray<string> | undefined,
   targets: Iterable<ResolvedTarget>,
-  stage: 4 | 6
+  stage: typeof Stage.authorize | typeof Stage.lock
 ): EngineError | undefined => {
   if (scope === undefined) return undefined
   const fold = (p: string) => (ctx.caseInsensitive ? p.toLowerCase() : p)
   const folded = scope.map(fold)
-  const when = stage === 6 ? "under the workspace lock" : "when it was resolved"
+  const when = stage === Stage.lock ? "under the workspace lock" : "when it was resolved"
   for (const t of targets) {
     const landing = relativeUnder(ctx.root, t.absolute)
     if (landing === undefined) {

@@ -83,7 +83,7 @@ export const settle = (run: MergeRun, child: JoinChild, planned: Planned, transa
         if (Result.isSuccess(applied)) {
           childTransactions += 1
           // Crash tests: the transaction is committed, its outcome not yet recorded.
-          Fault.afterChild(childTransactions)
+          yield* Fault.afterChild(childTransactions)
         }
         if (Result.isFailure(applied)) {
           const e = applied.failure

@@ -8,6 +8,7 @@
  *   the ending of the line they replace, ambiguity rejected, pure additions after `@@` anchor there.
  */
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Result from "effect/Result"
 import type { ChunkLine, UpdateChunk } from "../Parser.ts"
 import { type LineSource, Matcher, passNames } from "./matcher.ts"
@@ -131,7 +132,7 @@ export const applyChunks = (
     Result.fail(
       new EngineError({
         code: "ambiguous_context",
-        stage: 5,
+        stage: Stage.plan,
         paths: [path],
         candidates: positions.map((p) => p + 1),
         message: `Ambiguous context in ${path}: ${what} matches at lines ${
@@ -149,7 +150,7 @@ export const applyChunks = (
         return Result.fail(
           new EngineError({
             code: "context_not_found",
-            stage: 5,
+            stage: Stage.plan,
             paths: [path],
             message: `Failed to find context '${ctx}' in ${path}`
           })
@@ -181,7 +182,7 @@ export const applyChunks = (
       return Result.fail(
         new EngineError({
           code: "context_not_found",
-          stage: 5,
+          stage: Stage.plan,
           paths: [path],
           message: `Failed to find expected lines in ${path}:\n${oldOf(chunk.lines).join("\n")}`
         })

@@ -15,6 +15,7 @@ import {
   sameBytes
 } from "@forkjoin/patch"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { DirEntry } from "../Overlay.ts"
@@ -26,7 +27,7 @@ import { MISSING, type Staged } from "./overlayState.ts"
 const DENIED = DEFAULT_DENIED_GLOBS.map((g) => compileGlob(g, true))
 
 const viewError = (code: EngineError["code"], p: string, message: string, cause?: unknown) =>
-  new EngineError({ code, stage: 3, paths: [p], message, ...(cause === undefined ? {} : { cause }) })
+  new EngineError({ code, stage: Stage.resolve, paths: [p], message, ...(cause === undefined ? {} : { cause }) })
 
 /** Patches staged by an open batch: first-touch baselines, last staged states, and the staged changes in order. */
 export interface Batch {

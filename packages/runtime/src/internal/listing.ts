@@ -8,6 +8,7 @@ import { byCodeUnit, errnoOf, normalizeRelativePath, relativeUnder, remedyOf } f
 import { deniedByDefault } from "@forkjoin/patch/PathPolicy"
 import { readCheckedDirectory } from "@forkjoin/patch/SafeRead"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
@@ -31,7 +32,7 @@ const kindOf = (e: fs.Dirent): DirEntry["kind"] =>
   e.isFile() ? "file" : e.isDirectory() ? "directory" : e.isSymbolicLink() ? "symlink" : "other"
 
 const listError = (code: EngineError["code"], dir: string, message: string, cause?: unknown) =>
-  new EngineError({ code, stage: 3, paths: [dir === "" ? "." : dir], message, ...(cause === undefined ? {} : { cause }) })
+  new EngineError({ code, stage: Stage.resolve, paths: [dir === "" ? "." : dir], message, ...(cause === undefined ? {} : { cause }) })
 
 /**
  * The entries of `dir` (workspace-relative, `""` = root) on disk with their kinds, read from

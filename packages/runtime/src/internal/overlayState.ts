@@ -13,6 +13,7 @@ import type { Inspection } from "@forkjoin/engine/Engine"
 import { type FileState, NetChange, type Plan, type PlannedFile, sameBytes } from "@forkjoin/patch"
 import type { ChangesetEntry } from "@forkjoin/schema"
 import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
 import type { DirEntry } from "../Overlay.ts"
 
 /** A staged path: its final content, or deleted. */
@@ -65,7 +66,7 @@ export const ancestorsOf = (p: string): ReadonlyArray<string> => {
 const throughFile = (p: string, a: string) =>
   new EngineError({
     code: "path_invalid",
-    stage: 3,
+    stage: Stage.resolve,
     paths: [p],
     message: `Path '${p}' goes through '${a}', which is a file in this workspace view; fix the path.`
   })

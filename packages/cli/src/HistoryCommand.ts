@@ -10,8 +10,9 @@ import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as HistoryModule from "./History.ts"
-import { type HistoryCommandError, reportFailure, type UsageError } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import type { HistoryCommandError } from "./internal/errors.ts"
+import { jsonLineFlag, optionalText, switchFlag, workspaceFlags } from "./internal/flags.ts"
 import { CommandExit, EXIT_REJECTED, writeStderr, writeStdout } from "./internal/output.ts"
 
 // Loaded on demand: the views, provider formats and git export are a large part of the bundle
@@ -19,24 +20,12 @@ import { CommandExit, EXIT_REJECTED, writeStderr, writeStdout } from "./internal
 const loadHistory = Effect.promise(() => import("./History.ts"))
 
 const common = {
-  workspace: workspaceFlag(),
-  db: dbFlag,
-  thread: Flag.String("thread").pipe(
-    Flag.withMetavar("ID"),
-    Flag.withDescription(
-      "Answer as this thread: the query sees it and its registered descendants only (default: the whole workspace, every thread)"
-    ),
-    Flag.optional
+  ...workspaceFlags(),
+  thread: optionalText("thread", "ID",
+    "Answer as this thread: the query sees it and its registered descendants only (default: the whole workspace, every thread)"
   ),
-  json: Flag.Boolean("json").pipe(
-    Flag.withDescription("Print one JSON line: {\"ok\":true,\"view\",\"items\",\"coverage\",\"truncated\",\"nextCursor\",\"caps\"}"),
-    Flag.withDefault(false)
-  ),
-  cursor: Flag.String("cursor").pipe(
-    Flag.withMetavar("CURSOR"),
-    Flag.withDescription("Continue after a previous page (its nextCursor)"),
-    Flag.optional
-  ),
+  json: jsonLineFlag("{\"ok\":true,\"view\",\"items\",\"coverage\",\"truncated\",\"nextCursor\",\"caps\"}"),
+  cursor: optionalText("cursor", "CURSOR", "Continue after a previous page (its nextCursor)"),
   limit: Flag.Int("limit").pipe(
     Flag.withMetavar("N"),
     Flag.withDescription("Items per page (default 100, at most 1000)"),
@@ -48,10 +37,6 @@ const common = {
     Flag.optional
   )
 }
-
-/** `--json` of a command that prints `shape` (the views' page shape is in `common`). */
-const jsonFlag = (shape: string) =>
-  Flag.Boolean("json").pipe(Flag.withDescription(`Print one JSON line: ${shape}`), Flag.withDefault(false))
 
 /**
  * After the output: a verification that found mismatches ends the command with exit 1 (the
@@ -73,12 +58,11 @@ type Common = {
   readonly maxBytes: Option.Option<number>
 }
 
-/** Prints a history command's failure and sets its exit code (1 refused, 2 usage). */
-const failWith = (name: string, json: boolean) => <A, R>(effect: Effect.Effect<A, HistoryCommandError | UsageError, R>) =>
-  Effect.catch(effect, reportFailure(`history ${name}`, json))
+// Every subcommand reports its failures as `forkjoin history <name>` (1 refused, 2 usage).
+const inHistory = { group: "history" }
 
-/** Runs a view, prints it, and maps failures to exit codes. */
-const runView = (name: string, input: Common, request: HistoryModule.ViewRequest) =>
+/** Runs a view and prints it. */
+const runView = (input: Common, request: HistoryModule.ViewRequest) =>
   Effect.flatMap(loadHistory, (History) => History.view(
     { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
     {
@@ -89,36 +73,26 @@ const runView = (name: string, input: Common, request: HistoryModule.ViewRequest
     request,
     !input.json
   ).pipe(
-    Effect.flatMap((result) => writeStdout(input.json ? History.renderJson(result) : History.renderText(result))),
-    failWith(name, input.json)
+    Effect.flatMap((result) => writeStdout(input.json ? History.renderJson(result) : History.renderText(result)))
   ))
 
-const timeline = Command.make(
+const timeline = command(
   "timeline",
   {
     ...common,
-    of: Flag.String("of").pipe(
-      Flag.withMetavar("THREAD"),
-      Flag.withDescription("Whose timeline: one thread (see 'history threads'; its id whole or shortened); default every thread, or the --thread's"),
-      Flag.optional
-    ),
-    turn: Flag.String("turn").pipe(
-      Flag.withMetavar("ID"),
-      Flag.withDescription("A turn's timeline instead of a thread's (records in the caller's scope)"),
-      Flag.optional
-    ),
-    descendants: Flag.Boolean("descendants").pipe(
-      Flag.withDescription("Include the thread's descendants' records, interleaved in commit order"),
-      Flag.withDefault(false)
-    )
+    of: optionalText("of", "THREAD", "Whose timeline: one thread (see 'history threads'; its id whole or shortened); default every thread, or the --thread's"),
+    turn: optionalText("turn", "ID", "A turn's timeline instead of a thread's (records in the caller's scope)"),
+    descendants: switchFlag("descendants", "Include the thread's descendants' records, interleaved in commit order")
   },
-  (input) =>
-    runView("timeline", input, {
+  function*(input) {
+    yield* runView(input, {
       view: "timeline",
       of: Option.getOrUndefined(input.of),
       turn: Option.getOrUndefined(input.turn),
       descendants: input.descendants
     })
+  },
+  inHistory
 ).pipe(
   Command.withDescription(
     "List the records in commit order (every thread's by default; --of picks one, --thread answers as a thread), one line each: #N (the commit ordinal), commit time, thread/turn, " +
@@ -135,10 +109,13 @@ const timeline = Command.make(
   ])
 )
 
-const turn = Command.make(
+const turn = command(
   "turn",
   { ...common, turnId: Argument.String("TURN_ID").pipe(Argument.withDescription("The turn to aggregate")) },
-  (input) => runView("turn", input, { view: "turn", turn: input.turnId })
+  function*(input) {
+    yield* runView(input, { view: "turn", turn: input.turnId })
+  },
+  inHistory
 ).pipe(
   Command.withDescription(
     "Combine a turn's records into one net change per path, sorted by path: a file moved twice is one move from " +
@@ -151,7 +128,7 @@ const turn = Command.make(
   ])
 )
 
-const diff = Command.make(
+const diff = command(
   "diff",
   {
     ...common,
@@ -167,7 +144,10 @@ const diff = Command.make(
       Flag.optional
     )
   },
-  (input) => runView("diff", input, { view: "diff", target: input.record, maxLines: Option.getOrUndefined(input.maxLines) })
+  function*(input) {
+    yield* runView(input, { view: "diff", target: input.record, maxLines: Option.getOrUndefined(input.maxLines) })
+  },
+  inHistory
 ).pipe(
   Command.withDescription(
     "Show a record's changes as unified diffs (3 lines of context) from the contents the history stored. Name it " +
@@ -182,17 +162,17 @@ const diff = Command.make(
   ])
 )
 
-const file = Command.make(
+const file = command(
   "file",
   {
     ...common,
     path: Argument.String("PATH").pipe(Argument.withDescription("Workspace-relative path (paths outside the workspace are refused)")),
-    noGaps: Flag.Boolean("no-gap-check").pipe(
-      Flag.withDescription("Do not compare the file on disk with its last recorded content"),
-      Flag.withDefault(false)
-    )
+    noGaps: switchFlag("no-gap-check", "Do not compare the file on disk with its last recorded content")
   },
-  (input) => runView("file", input, { view: "file", path: input.path, detectGaps: !input.noGaps })
+  function*(input) {
+    yield* runView(input, { view: "file", path: input.path, detectGaps: !input.noGaps })
+  },
+  inHistory
 ).pipe(
   Command.withDescription(
     "List the records that changed one file, in commit order, across every thread (with --thread, that thread and its " +
@@ -208,16 +188,19 @@ const file = Command.make(
   ])
 )
 
-const threads = Command.make(
+const threads = command(
   "threads",
   {
     ...common,
-    json: jsonFlag(
+    json: jsonLineFlag(
       "{\"ok\":true,\"view\":\"threads\",\"items\":[{\"threadId\",\"parentThreadId\",\"records\",\"firstRecordAt\",\"lastRecordAt\"}]," +
         "\"truncated\",\"nextCursor\",\"caps\",\"origins\":{THREAD:{\"runId\",\"childId\",\"agentId\"}}}"
     )
   },
-  (input) => runView("threads", input, { view: "threads" })
+  function*(input) {
+    yield* runView(input, { view: "threads" })
+  },
+  inHistory
 ).pipe(
   Command.withDescription(
     "List the threads of the workspace's history by id, one line each: its parent, how many records it holds, when the " +
@@ -237,18 +220,14 @@ const { cursor: _c, limit: _l, maxBytes: _m, ...viewTarget } = common
 // Ingestion, verification and the git export act as one thread: 'cli' unless --thread says otherwise.
 const target = {
   ...viewTarget,
-  thread: Flag.String("thread").pipe(
-    Flag.withMetavar("ID"),
-    Flag.withDescription("The caller's thread (default 'cli')"),
-    Flag.optional
-  )
+  thread: optionalText("thread", "ID", "The caller's thread (default 'cli')")
 }
 
-const ingest = Command.make(
+const ingest = command(
   "ingest",
   {
     ...target,
-    json: jsonFlag(
+    json: jsonLineFlag(
       "{\"ok\":true,\"record\":{...},\"alreadyRecorded\":false,\"verification\":{...}} (verification with --verify); " +
         "a verification mismatch: {\"ok\":false,\"error\":{\"code\":\"verification_mismatch\",\"message\"},\"record\",...}; " +
         "refused: {\"ok\":false,\"error\":{\"code\",\"message\"}}"
@@ -258,22 +237,16 @@ const ingest = Command.make(
       Flag.withDescription("The event's format: a Codex turn diff (unified diff) or a Claude Edit/Write/MultiEdit tool event (JSON)")
     ),
     file: Argument.String("FILE").pipe(Argument.withDescription("The event file; '-' reads stdin")),
-    turn: Flag.String("turn").pipe(Flag.withMetavar("ID"), Flag.withDescription("Turn the event belongs to (default 'cli')"), Flag.optional),
-    id: Flag.String("id").pipe(
-      Flag.withMetavar("ID"),
-      Flag.withDescription("The provider's id for the event (default: derived from its content; re-ingesting is a no-op)"),
-      Flag.optional
-    ),
-    verify: Flag.Boolean("verify").pipe(
-      Flag.withDescription(
-        "Also verify the claimed change against the workspace (adds a linked verification record); a mismatch exits 1, " +
-          "both records kept"
-      ),
-      Flag.withDefault(false)
+    turn: optionalText("turn", "ID", "Turn the event belongs to (default 'cli')"),
+    id: optionalText("id", "ID", "The provider's id for the event (default: derived from its content; re-ingesting is a no-op)"),
+    verify: switchFlag("verify",
+      "Also verify the claimed change against the workspace (adds a linked verification record); a mismatch exits 1, " +
+        "both records kept"
     )
   },
-  (input) =>
-    Effect.flatMap(loadHistory, (History) => History.ingest(
+  function*(input) {
+    const History = yield* loadHistory
+    const r = yield* History.ingest(
       { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
       {
         format: input.format,
@@ -282,20 +255,16 @@ const ingest = Command.make(
         id: Option.getOrUndefined(input.id),
         verify: input.verify
       }
-    ).pipe(
-      Effect.tap((r) =>
-        writeStdout(
-          input.json
-            ? History.renderIngestJson(r)
-            : History.renderRecordLine(r.alreadyRecorded ? "already recorded" : "ingested", r.record) +
-              (r.verification === undefined ? "" : History.renderRecordLine("verification", r.verification))
-        )
-      ),
-      failWith("ingest", input.json),
-      Effect.flatMap((r) =>
-        exitOnMismatch(r.verification === undefined ? undefined : History.verificationFailure(r.verification), input.json)
-      )
-    ))
+    )
+    yield* writeStdout(
+      input.json
+        ? History.renderIngestJson(r)
+        : History.renderRecordLine(r.alreadyRecorded ? "already recorded" : "ingested", r.record) +
+          (r.verification === undefined ? "" : History.renderRecordLine("verification", r.verification))
+    )
+    yield* exitOnMismatch(r.verification === undefined ? undefined : History.verificationFailure(r.verification), input.json)
+  },
+  inHistory
 ).pipe(
   Command.withDescription(
     "Record a provider's own account of a change as a provider aggregate: authority codex_aggregate_event or " +
@@ -306,25 +275,26 @@ const ingest = Command.make(
   Command.withShortDescription("Ingest a Codex turn diff or a Claude tool event as a provider aggregate")
 )
 
-const verify = Command.make(
+const verify = command(
   "verify",
   {
     ...target,
-    json: jsonFlag(
+    json: jsonLineFlag(
       "{\"ok\":true,\"verification\":{...}}; a mismatch: {\"ok\":false,\"error\":{\"code\":\"verification_mismatch\"," +
         "\"message\"},\"verification\":{...}}; refused: {\"ok\":false,\"error\":{\"code\",\"message\"}}"
     ),
     recordId: Argument.String("RECORD_ID").pipe(Argument.withDescription("The provider aggregate to verify"))
   },
-  (input) =>
-    Effect.flatMap(loadHistory, (History) => History.verify(
+  function*(input) {
+    const History = yield* loadHistory
+    const r = yield* History.verify(
       { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
       input.recordId
-    ).pipe(
-      Effect.tap((r) => writeStdout(input.json ? History.renderVerifyJson(r) : History.renderRecordLine("verification", r))),
-      failWith("verify", input.json),
-      Effect.flatMap((r) => exitOnMismatch(History.verificationFailure(r), input.json))
-    ))
+    )
+    yield* writeStdout(input.json ? History.renderVerifyJson(r) : History.renderRecordLine("verification", r))
+    yield* exitOnMismatch(History.verificationFailure(r), input.json)
+  },
+  inHistory
 ).pipe(
   Command.withDescription(
     "Check an ingested provider aggregate against the files in the workspace now and record the result as a " +
@@ -335,39 +305,34 @@ const verify = Command.make(
   Command.withShortDescription("Verify a provider aggregate against the workspace (adds a linked record)")
 )
 
-const exportGit = Command.make(
+const exportGit = command(
   "export-git",
   {
     ...target,
-    json: jsonFlag(
+    json: jsonLineFlag(
       "{\"ok\":true,\"ref\",\"head\",\"exported\",\"baselines\",\"skipped\",\"gitdir\"} (head null: nothing to " +
         "export); refused: {\"ok\":false,\"error\":{\"code\",\"message\"}}"
     ),
-    gitDir: Flag.String("git-dir").pipe(
-      Flag.withMetavar("DIR"),
-      Flag.withDescription(
-        "Git directory to write objects and the ref into (default <workspace>/.git, else <workspace>/.forkjoin/git): " +
-          "a git directory, an empty folder or a new path; any other folder is refused and nothing is written"
-      ),
-      Flag.optional
+    gitDir: optionalText("git-dir", "DIR",
+      "Git directory to write objects and the ref into (default <workspace>/.git, else <workspace>/.forkjoin/git): " +
+        "a git directory, an empty folder or a new path; any other folder is refused and nothing is written"
     )
   },
-  (input) =>
-    Effect.flatMap(loadHistory, (History) => History.exportGit(
+  function*(input) {
+    const History = yield* loadHistory
+    const r = yield* History.exportGit(
       { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
       Option.getOrUndefined(input.gitDir)
-    ).pipe(
-      Effect.flatMap((r) =>
-        writeStdout(
-          input.json
-            ? JSON.stringify({ ok: true, ...r }) + "\n"
-            : r.head === null
-            ? `nothing to export: thread has no applied records\n`
-            : `${r.ref} -> ${r.head} (${r.exported} new commits, ${r.baselines} baselines) in ${r.gitdir}\n`
-        )
-      ),
-      failWith("export-git", input.json)
-    ))
+    )
+    yield* writeStdout(
+      input.json
+        ? JSON.stringify({ ok: true, ...r }) + "\n"
+        : r.head === null
+        ? `nothing to export: thread has no applied records\n`
+        : `${r.ref} -> ${r.head} (${r.exported} new commits, ${r.baselines} baselines) in ${r.gitdir}\n`
+    )
+  },
+  inHistory
 ).pipe(
   Command.withDescription(
     "Write each applied record of the thread (--thread, default 'cli') as a git commit on refs/forkjoin/<thread> " +

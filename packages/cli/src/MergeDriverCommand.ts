@@ -8,6 +8,7 @@
 import { Argument, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { command } from "./internal/command.ts"
 import * as Colour from "./internal/colour.ts"
 import { CommandExit, writeStderr } from "./internal/output.ts"
 
@@ -17,7 +18,7 @@ import { CommandExit, writeStderr } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const mergeDriver = Command.make(
+export const mergeDriver = command(
   "merge-driver",
   {
     base: Argument.String("BASE").pipe(Argument.withDescription("git's %O: the common ancestor's version")),
@@ -28,7 +29,7 @@ export const mergeDriver = Command.make(
       Argument.optional
     )
   },
-  Effect.fn("forkjoin.merge-driver")(function*(input) {
+  function*(input) {
     const MergeDriver = yield* Effect.promise(() => import("./MergeDriver.ts"))
     const MergeFile = yield* Effect.promise(() => import("./MergeFile.ts"))
     const request = { base: input.base, current: input.current, other: input.other, pathName: Option.getOrUndefined(input.pathName) }
@@ -45,7 +46,7 @@ export const mergeDriver = Command.make(
     yield* writeStderr(MergeDriver.renderOutcome(outcome, request))
     const exitCode = MergeDriver.driverExitCode(outcome)
     if (exitCode !== 0) return yield* new CommandExit({ exitCode })
-  })
+  }
 ).pipe(
   Command.withDescription(
     "forkjoin's merge as a git merge driver: git runs it for each path both sides changed whose .gitattributes " +

@@ -10,7 +10,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { jsonLineFlag, optionalText, threadFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, optionalInt, optionalText, threadFlag, workspaceFlags } from "./internal/flags.ts"
 import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
 
 /**
@@ -30,16 +30,8 @@ export const agent = command(
     ),
     model: optionalText("model", "NAME", "The model (default: forkjoin.config.json models.model or models.providers.<provider>.model)"),
     thread: threadFlag("ID", "The parent's thread; children are registered below it (default 'agent')"),
-    maxSteps: Flag.Int("max-steps").pipe(
-      Flag.withMetavar("N"),
-      Flag.withDescription("Most tool calls of the parent (default: models.limits.parent.maxSteps, else 200)"),
-      Flag.optional
-    ),
-    tokenBudget: Flag.Int("token-budget").pipe(
-      Flag.withMetavar("N"),
-      Flag.withDescription("Most input plus output tokens of the parent (default: models.limits.parent.tokenBudget, else unlimited)"),
-      Flag.optional
-    ),
+    maxSteps: optionalInt("max-steps", "N", "Most tool calls of the parent (default: models.limits.parent.maxSteps, else 200)"),
+    tokenBudget: optionalInt("token-budget", "N", "Most input plus output tokens of the parent (default: models.limits.parent.tokenBudget, else unlimited)"),
     json: jsonLineFlag("{\"ok\",\"runId\",\"agentId\",\"transcripts\",\"mergeExecution\",\"finish\",\"runs\",\"gateRefusals\",\"usage\",\"steps\"}")
   },
   function*(input) {

@@ -19,10 +19,7 @@ import { writeStdout } from "./internal/output.ts"
 export const agents = command(
   "agents",
   {
-    id: Argument.String("AGENT_ID").pipe(
-      Argument.withDescription("One session to show in full: its id whole or as 'forkjoin agents' shows it (at least 4 characters of its UUID, e.g. agent-1f2e)"),
-      Argument.optional
-    ),
+    id: Argument.String("AGENT_ID").pipe(Argument.withDescription("One session to show in full: its id whole or as 'forkjoin agents' shows it (at least 4 characters of its UUID, e.g. agent-1f2e)"), Argument.optional),
     ...workspaceFlags(),
     json: jsonLineFlag(
       "{\"ok\":true,\"agents\":[{agentId,kind,threadId,provider,model,client,task,status,steps,usage,runIds,startedAt,endedAt,transcript}]}; " +

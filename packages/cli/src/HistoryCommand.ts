@@ -10,9 +10,9 @@ import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as HistoryModule from "./History.ts"
-import { command } from "./internal/command.ts"
+import { command, withHelp } from "./internal/command.ts"
 import type { HistoryCommandError } from "./internal/errors.ts"
-import { jsonLineFlag, optionalText, switchFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, optionalInt, optionalText, switchFlag, workspaceFlags } from "./internal/flags.ts"
 import { CommandExit, EXIT_REJECTED, writeStderr, writeStdout } from "./internal/output.ts"
 
 // Loaded on demand: the views, provider formats and git export are a large part of the bundle
@@ -26,16 +26,8 @@ const common = {
   ),
   json: jsonLineFlag("{\"ok\":true,\"view\",\"items\",\"coverage\",\"truncated\",\"nextCursor\",\"caps\"}"),
   cursor: optionalText("cursor", "CURSOR", "Continue after a previous page (its nextCursor)"),
-  limit: Flag.Int("limit").pipe(
-    Flag.withMetavar("N"),
-    Flag.withDescription("Items per page (default 100, at most 1000)"),
-    Flag.optional
-  ),
-  maxBytes: Flag.Int("max-bytes").pipe(
-    Flag.withMetavar("N"),
-    Flag.withDescription("Cap on the response's encoded items in bytes (default 1 MiB, at most 16 MiB)"),
-    Flag.optional
-  )
+  limit: optionalInt("limit", "N", "Items per page (default 100, at most 1000)"),
+  maxBytes: optionalInt("max-bytes", "N", "Cap on the response's encoded items in bytes (default 1 MiB, at most 16 MiB)")
 }
 
 /**
@@ -61,10 +53,17 @@ type Common = {
 // Every subcommand reports its failures as `forkjoin history <name>` (1 refused, 2 usage).
 const inHistory = { group: "history" }
 
+/** The workspace, database and thread a history subcommand was given. */
+const targetOf = (input: Pick<Common, "workspace" | "db" | "thread">) => ({
+  workspace: input.workspace,
+  db: Option.getOrUndefined(input.db),
+  thread: Option.getOrUndefined(input.thread)
+})
+
 /** Runs a view and prints it. */
 const runView = (input: Common, request: HistoryModule.ViewRequest) =>
   Effect.flatMap(loadHistory, (History) => History.view(
-    { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
+    targetOf(input),
     {
       cursor: Option.getOrUndefined(input.cursor),
       limit: Option.getOrUndefined(input.limit),
@@ -93,21 +92,19 @@ const timeline = command(
     })
   },
   inHistory
-).pipe(
-  Command.withDescription(
-    "List the records in commit order (every thread's by default; --of picks one, --thread answers as a thread), one line each: #N (the commit ordinal), commit time, thread/turn, " +
-      "transaction id, exactness, outcome, provenance and the changed paths (the first 10; 'history diff' shows " +
-      "them all and takes the #N or the transaction id). --of picks a thread, --turn a turn's records, " +
-      "--descendants interleaves the thread's descendants. The coverage line counts the records on this page. An empty " +
-      "answer says which threads have records ('forkjoin history threads' lists them)."
-  ),
-  Command.withShortDescription("The records in commit order: every thread's, or one thread's or turn's"),
-  Command.withExamples([
+).pipe(withHelp({
+  summary: "The records in commit order: every thread's, or one thread's or turn's",
+  description: "List the records in commit order (every thread's by default; --of picks one, --thread answers as a thread), one line each: #N (the commit ordinal), commit time, thread/turn, " +
+    "transaction id, exactness, outcome, provenance and the changed paths (the first 10; 'history diff' shows " +
+    "them all and takes the #N or the transaction id). --of picks a thread, --turn a turn's records, " +
+    "--descendants interleaves the thread's descendants. The coverage line counts the records on this page. An empty " +
+    "answer says which threads have records ('forkjoin history threads' lists them).",
+  examples: [
     { command: "forkjoin history timeline --workspace .", description: "Every record of the workspace, whichever command wrote it" },
     { command: "forkjoin history timeline --of agent --descendants", description: "The records of forkjoin agent and its children" },
     { command: "forkjoin history timeline --workspace . --turn t1 --json", description: "One turn's records, as one JSON line" }
-  ])
-)
+  ]
+}))
 
 const turn = command(
   "turn",
@@ -116,17 +113,13 @@ const turn = command(
     yield* runView(input, { view: "turn", turn: input.turnId })
   },
   inHistory
-).pipe(
-  Command.withDescription(
-    "Combine a turn's records into one net change per path, sorted by path: a file moved twice is one move from " +
-      "its first to its last name, a file added then deleted does not appear. Each line gives the change, the " +
-      "least certain exactness of the records behind it and how many there are (--json lists their ids)."
-  ),
-  Command.withShortDescription("A turn's net change per path (moves followed)"),
-  Command.withExamples([
-    { command: "forkjoin history turn t1 --workspace .", description: "What turn t1 changed, path by path" }
-  ])
-)
+).pipe(withHelp({
+  summary: "A turn's net change per path (moves followed)",
+  description: "Combine a turn's records into one net change per path, sorted by path: a file moved twice is one move from " +
+    "its first to its last name, a file added then deleted does not appear. Each line gives the change, the " +
+    "least certain exactness of the records behind it and how many there are (--json lists their ids).",
+  examples: [{ command: "forkjoin history turn t1 --workspace .", description: "What turn t1 changed, path by path" }]
+}))
 
 const diff = command(
   "diff",
@@ -138,29 +131,22 @@ const diff = command(
           "ids whole or shortened as the timeline shows them"
       )
     ),
-    maxLines: Flag.Int("max-lines").pipe(
-      Flag.withMetavar("N"),
-      Flag.withDescription("Cap on diff lines in the response (default 2000)"),
-      Flag.optional
-    )
+    maxLines: optionalInt("max-lines", "N", "Cap on diff lines in the response (default 2000)")
   },
   function*(input) {
     yield* runView(input, { view: "diff", target: input.record, maxLines: Option.getOrUndefined(input.maxLines) })
   },
   inHistory
-).pipe(
-  Command.withDescription(
-    "Show a record's changes as unified diffs (3 lines of context) from the contents the history stored. Name it " +
-      "by record id, by transaction id (every record of the transaction), or by #N, its commit ordinal in the " +
-      "timeline (quote it in a shell: '#3'). Binary files are summarised in one line; a provider aggregate whose " +
-      "contents were not recorded shows the provider's own diff, marked as such. --max-lines caps a page's diff lines."
-  ),
-  Command.withShortDescription("One record as unified diffs (bounded; binary files summarised)"),
-  Command.withExamples([
+).pipe(withHelp({
+  summary: "One record as unified diffs (bounded; binary files summarised)",
+  description: "Show a record's changes as unified diffs (3 lines of context) from the contents the history stored. Name it " +
+    "by record id, by transaction id (every record of the transaction), or by #N, its commit ordinal in the timeline (quote it in a shell: '#3'). " +
+    "Binary files are summarised in one line; a provider aggregate whose contents were not recorded shows the provider's own diff, marked as such. --max-lines caps a page's diff lines.",
+  examples: [
     { command: "forkjoin history diff '#3' --workspace .", description: "The third record of the history" },
     { command: "forkjoin history diff TRANSACTION_ID --workspace . --json", description: "A transaction the timeline lists, as JSON" }
-  ])
-)
+  ]
+}))
 
 const file = command(
   "file",
@@ -173,47 +159,41 @@ const file = command(
     yield* runView(input, { view: "file", path: input.path, detectGaps: !input.noGaps })
   },
   inHistory
-).pipe(
-  Command.withDescription(
-    "List the records that changed one file, in commit order, across every thread (with --thread, that thread and its " +
-      "descendants), " +
-      "following moves both ways (the same file under its earlier and later names). First the file on disk is " +
-      "compared with its last recorded content: a difference (an edit made outside forkjoin) is listed as unrecorded " +
-      "(JSON: coverage.unrecordedChanges) and the next write or merge of the file records it as a gap; the view itself " +
-      "writes nothing. --no-gap-check skips the comparison. The coverage line counts the records on this page."
-  ),
-  Command.withShortDescription("One file's history across every thread (or --thread's), moves followed"),
-  Command.withExamples([
-    { command: "forkjoin history file src/app.ts --workspace .", description: "Every recorded change of src/app.ts" }
-  ])
+).pipe(withHelp({
+  summary: "One file's history across every thread (or --thread's), moves followed",
+  description: "List the records that changed one file, in commit order, across every thread (with --thread, that thread and its " +
+    "descendants), " +
+    "following moves both ways (the same file under its earlier and later names). First the file on disk is " +
+    "compared with its last recorded content: a difference (an edit made outside forkjoin) is listed as unrecorded " +
+    "(JSON: coverage.unrecordedChanges) and the next write or merge of the file records it as a gap; the view itself " +
+    "writes nothing. --no-gap-check skips the comparison. The coverage line counts the records on this page.",
+  examples: [{ command: "forkjoin history file src/app.ts --workspace .", description: "Every recorded change of src/app.ts" }]
+}))
+
+// The threads view prints its own page shape (with each thread's origin), not the views' common one.
+const threadsJson = jsonLineFlag(
+  "{\"ok\":true,\"view\":\"threads\",\"items\":[{\"threadId\",\"parentThreadId\",\"records\",\"firstRecordAt\",\"lastRecordAt\"}]," +
+    "\"truncated\",\"nextCursor\",\"caps\",\"origins\":{THREAD:{\"runId\",\"childId\",\"agentId\"}}}"
 )
 
 const threads = command(
   "threads",
-  {
-    ...common,
-    json: jsonLineFlag(
-      "{\"ok\":true,\"view\":\"threads\",\"items\":[{\"threadId\",\"parentThreadId\",\"records\",\"firstRecordAt\",\"lastRecordAt\"}]," +
-        "\"truncated\",\"nextCursor\",\"caps\",\"origins\":{THREAD:{\"runId\",\"childId\",\"agentId\"}}}"
-    )
-  },
+  { ...common, json: threadsJson },
   function*(input) {
     yield* runView(input, { view: "threads" })
   },
   inHistory
-).pipe(
-  Command.withDescription(
-    "List the threads of the workspace's history by id, one line each: its parent, how many records it holds, when the " +
-      "first and last were committed, and the run (and child, and forkjoin agent session) that made it. forkjoin apply " +
-      "writes thread 'cli', forkjoin agent 'agent', forkjoin mcp 'mcp', a run's children '<run-id>/<task-id>'. With " +
-      "--thread, only that thread and its descendants."
-  ),
-  Command.withShortDescription("Where the records are: every thread, its parent, records and who made it"),
-  Command.withExamples([
+).pipe(withHelp({
+  summary: "Where the records are: every thread, its parent, records and who made it",
+  description: "List the threads of the workspace's history by id, one line each: its parent, how many records it holds, when the " +
+    "first and last were committed, and the run (and child, and forkjoin agent session) that made it. forkjoin apply " +
+    "writes thread 'cli', forkjoin agent 'agent', forkjoin mcp 'mcp', a run's children '<run-id>/<task-id>'. With " +
+    "--thread, only that thread and its descendants.",
+  examples: [
     { command: "forkjoin history threads", description: "Every thread with its record count" },
     { command: "forkjoin history timeline --of THREAD", description: "Then one thread's records" }
-  ])
-)
+  ]
+}))
 
 const { cursor: _c, limit: _l, maxBytes: _m, ...viewTarget } = common
 
@@ -246,16 +226,13 @@ const ingest = command(
   },
   function*(input) {
     const History = yield* loadHistory
-    const r = yield* History.ingest(
-      { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
-      {
-        format: input.format,
-        file: input.file,
-        turn: Option.getOrUndefined(input.turn),
-        id: Option.getOrUndefined(input.id),
-        verify: input.verify
-      }
-    )
+    const r = yield* History.ingest(targetOf(input), {
+      format: input.format,
+      file: input.file,
+      turn: Option.getOrUndefined(input.turn),
+      id: Option.getOrUndefined(input.id),
+      verify: input.verify
+    })
     yield* writeStdout(
       input.json
         ? History.renderIngestJson(r)
@@ -265,15 +242,13 @@ const ingest = command(
     yield* exitOnMismatch(r.verification === undefined ? undefined : History.verificationFailure(r.verification), input.json)
   },
   inHistory
-).pipe(
-  Command.withDescription(
-    "Record a provider's own account of a change as a provider aggregate: authority codex_aggregate_event or " +
-      "managed_claude_patch_engine, provenance provider_aggregate, exactness partial (uncertain when part of it cannot be " +
-      "parsed). A malformed event is refused and nothing is recorded; the same event again is 'already recorded' " +
-      "and nothing new is written. Exit 0 recorded, 1 refused, 2 usage error."
-  ),
-  Command.withShortDescription("Ingest a Codex turn diff or a Claude tool event as a provider aggregate")
-)
+).pipe(withHelp({
+  summary: "Ingest a Codex turn diff or a Claude tool event as a provider aggregate",
+  description: "Record a provider's own account of a change as a provider aggregate: authority codex_aggregate_event or " +
+    "managed_claude_patch_engine, provenance provider_aggregate, exactness partial (uncertain when part of it cannot be " +
+    "parsed). A malformed event is refused and nothing is recorded; the same event again is 'already recorded' " +
+    "and nothing new is written. Exit 0 recorded, 1 refused, 2 usage error."
+}))
 
 const verify = command(
   "verify",
@@ -287,23 +262,18 @@ const verify = command(
   },
   function*(input) {
     const History = yield* loadHistory
-    const r = yield* History.verify(
-      { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
-      input.recordId
-    )
+    const r = yield* History.verify(targetOf(input), input.recordId)
     yield* writeStdout(input.json ? History.renderVerifyJson(r) : History.renderRecordLine("verification", r))
     yield* exitOnMismatch(History.verificationFailure(r), input.json)
   },
   inHistory
-).pipe(
-  Command.withDescription(
-    "Check an ingested provider aggregate against the files in the workspace now and record the result as a " +
-      "verification record linked to it: exact when every claimed change holds, uncertain with one " +
-      "verification_mismatch warning per claim that does not. Exit 0 every claim holds, 1 a mismatch (the " +
-      "verification record is kept) or a refusal, 2 usage error."
-  ),
-  Command.withShortDescription("Verify a provider aggregate against the workspace (adds a linked record)")
-)
+).pipe(withHelp({
+  summary: "Verify a provider aggregate against the workspace (adds a linked record)",
+  description: "Check an ingested provider aggregate against the files in the workspace now and record the result as a " +
+    "verification record linked to it: exact when every claimed change holds, uncertain with one " +
+    "verification_mismatch warning per claim that does not. Exit 0 every claim holds, 1 a mismatch (the " +
+    "verification record is kept) or a refusal, 2 usage error."
+}))
 
 const exportGit = command(
   "export-git",
@@ -320,10 +290,7 @@ const exportGit = command(
   },
   function*(input) {
     const History = yield* loadHistory
-    const r = yield* History.exportGit(
-      { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
-      Option.getOrUndefined(input.gitDir)
-    )
+    const r = yield* History.exportGit(targetOf(input), Option.getOrUndefined(input.gitDir))
     yield* writeStdout(
       input.json
         ? JSON.stringify({ ok: true, ...r }) + "\n"
@@ -333,14 +300,12 @@ const exportGit = command(
     )
   },
   inHistory
-).pipe(
-  Command.withDescription(
-    "Write each applied record of the thread (--thread, default 'cli') as a git commit on refs/forkjoin/<thread> " +
-      "(fixed author, the record's commit time, Forkjoin-Record/-Authority/-Provenance/-Exactness trailers). " +
-      "Incremental on re-run; only objects and the ref are written, never the worktree or the index."
-  ),
-  Command.withShortDescription("Export a thread's history as commits on refs/forkjoin/<thread>")
-)
+).pipe(withHelp({
+  summary: "Export a thread's history as commits on refs/forkjoin/<thread>",
+  description: "Write each applied record of the thread (--thread, default 'cli') as a git commit on refs/forkjoin/<thread> " +
+    "(fixed author, the record's commit time, Forkjoin-Record/-Authority/-Provenance/-Exactness trailers). " +
+    "Incremental on re-run; only objects and the ref are written, never the worktree or the index."
+}))
 
 /**
  * `forkjoin history`: the group of history subcommands.

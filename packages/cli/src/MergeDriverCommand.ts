@@ -24,10 +24,7 @@ export const mergeDriver = command(
     base: Argument.String("BASE").pipe(Argument.withDescription("git's %O: the common ancestor's version")),
     current: Argument.String("CURRENT").pipe(Argument.withDescription("git's %A: the current version; it receives the result")),
     other: Argument.String("OTHER").pipe(Argument.withDescription("git's %B: the other branch's version")),
-    pathName: Argument.String("PATH").pipe(
-      Argument.withDescription("git's %P: the path being merged, for messages and to tell the file's language"),
-      Argument.optional
-    )
+    pathName: Argument.String("PATH").pipe(Argument.withDescription("git's %P: the path being merged, for messages and to tell the file's language"), Argument.optional)
   },
   function*(input) {
     const MergeDriver = yield* Effect.promise(() => import("./MergeDriver.ts"))

@@ -84,3 +84,22 @@ export const command = <
       )
   )
 }
+
+/**
+ * A command's help: its one-line `summary` (in its parent's list), its `description` and any
+ * `examples`.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const withHelp = (help: {
+  readonly summary: string
+  readonly description: string
+  readonly examples?: ReadonlyArray<Command.Command.Example>
+}) =>
+<const Name extends string, Input, E, R, ContextInput>(
+  self: Command.Command<Name, Input, ContextInput, E, R>
+): Command.Command<Name, Input, ContextInput, E, R> => {
+  const described = self.pipe(Command.withDescription(help.description), Command.withShortDescription(help.summary))
+  return help.examples === undefined ? described : described.pipe(Command.withExamples(help.examples))
+}

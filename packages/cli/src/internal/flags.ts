@@ -87,6 +87,15 @@ export const optionalText = (name: string, metavar: string, description: string)
   Flag.String(name).pipe(Flag.withMetavar(metavar), Flag.withDescription(description), Flag.optional)
 
 /**
+ * `--NAME METAVAR`, a whole number that is absent unless given.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const optionalInt = (name: string, metavar: string, description: string) =>
+  Flag.Int(name).pipe(Flag.withMetavar(metavar), Flag.withDescription(description), Flag.optional)
+
+/**
  * `--NAME`, a switch that is off unless given.
  *
  * @category constructors

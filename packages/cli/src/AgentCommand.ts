@@ -10,7 +10,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { jsonLineFlag, optionalInt, optionalText, threadFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, optionalInt, optionalText, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
 
 /**
@@ -38,8 +38,7 @@ export const agent = command(
     const Agent = yield* Effect.promise(() => import("./Agent.ts"))
     const result = yield* Agent.agent({
       task: input.task,
-      workspace: input.workspace,
-      db: Option.getOrUndefined(input.db),
+      ...workspaceInput(input),
       provider: Option.getOrUndefined(input.provider),
       model: Option.getOrUndefined(input.model),
       threadId: Option.getOrElse(input.thread, () => ThreadId.make("agent")),

@@ -7,7 +7,7 @@ import { Argument, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { jsonLineFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -32,7 +32,7 @@ export const agents = command(
       const sessions = yield* Agents.list({ workspace: input.workspace })
       return yield* writeStdout(input.json ? Agents.renderListJson(sessions) : Agents.renderListText(sessions))
     }
-    const shown = yield* Agents.show({ workspace: input.workspace, db: Option.getOrUndefined(input.db), id: input.id.value, shortIds: !input.json })
+    const shown = yield* Agents.show({ ...workspaceInput(input), id: input.id.value, shortIds: !input.json })
     yield* writeStdout(input.json ? Agents.renderShowJson(shown) : Agents.renderShowText(shown))
   }
 ).pipe(

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
 import * as Colour from "./internal/colour.ts"
-import { jsonFlag, optionalText, switchFlag, threadFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonFlag, optionalText, switchFlag, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 import { withStatusLine } from "./internal/terminalProgress.ts"
 
@@ -61,8 +61,7 @@ export const apply = command(
     // Loaded on demand: the engine and the history store are not evaluated for other commands.
     const Apply = yield* Effect.promise(() => import("./Apply.ts"))
     const result = yield* Apply.applyFrom(Option.getOrUndefined(input.patchFile), {
-      workspace: input.workspace,
-      db: Option.getOrUndefined(input.db),
+      ...workspaceInput(input),
       profile: input.profile,
       preserveLineEndings: input.preserveLineEndings,
       allowOverwrite: input.allowOverwrite,

@@ -7,7 +7,7 @@ import { Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { jsonLineFlag, optionalText, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, optionalText, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -34,8 +34,7 @@ export const gc = command(
   function*(input) {
     const Gc = yield* Effect.promise(() => import("./Gc.ts"))
     const result = yield* Gc.gc({
-      workspace: input.workspace,
-      db: Option.getOrUndefined(input.db),
+      ...workspaceInput(input),
       olderThan: Option.getOrUndefined(input.olderThan),
       pruneSnapshotsOlderThan: Option.getOrUndefined(input.pruneSnapshotsOlderThan),
       shortIds: !input.json

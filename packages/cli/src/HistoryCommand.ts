@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import type * as HistoryModule from "./History.ts"
 import { command, withHelp } from "./internal/command.ts"
 import type { HistoryCommandError } from "./internal/errors.ts"
-import { jsonLineFlag, optionalInt, optionalText, switchFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, optionalInt, optionalText, switchFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { CommandExit, EXIT_REJECTED, writeStderr, writeStdout } from "./internal/output.ts"
 
 // Loaded on demand: the views, provider formats and git export are a large part of the bundle
@@ -55,8 +55,7 @@ const inHistory = { group: "history" }
 
 /** The workspace, database and thread a history subcommand was given. */
 const targetOf = (input: Pick<Common, "workspace" | "db" | "thread">) => ({
-  workspace: input.workspace,
-  db: Option.getOrUndefined(input.db),
+  ...workspaceInput(input),
   thread: Option.getOrUndefined(input.thread)
 })
 

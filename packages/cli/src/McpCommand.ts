@@ -9,7 +9,7 @@ import { Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { optionalText, threadFlag, workspaceFlags } from "./internal/flags.ts"
+import { optionalText, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 
 // Inlined by scripts/build.mjs from the root package.json "version".
 declare const __FORKJOIN_VERSION__: string
@@ -34,8 +34,7 @@ export const mcp = command(
   function*(input) {
     const Mcp = yield* Effect.promise(() => import("./Mcp.ts"))
     yield* Mcp.mcp({
-      workspace: input.workspace,
-      db: Option.getOrUndefined(input.db),
+      ...workspaceInput(input),
       threadId: Option.getOrElse(input.thread, () => ThreadId.make("mcp")),
       provider: Option.getOrUndefined(input.provider),
       model: Option.getOrUndefined(input.model),

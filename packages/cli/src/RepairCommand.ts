@@ -9,7 +9,7 @@ import { Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { jsonLineFlag, optionalText, switchFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, optionalText, switchFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -38,8 +38,7 @@ export const repair = command(
   function*(input) {
     const Repair = yield* Effect.promise(() => import("./Repair.ts"))
     const result = yield* Repair.repair({
-      workspace: input.workspace,
-      db: Option.getOrUndefined(input.db),
+      ...workspaceInput(input),
       ack: Option.getOrUndefined(input.ack),
       resetHistory: input.resetHistory
     })

@@ -7,7 +7,7 @@ import { Argument, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { jsonLineFlag, optionalText, switchFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, optionalText, switchFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -30,8 +30,7 @@ export const resolve = command(
     const Conflicts = yield* Effect.promise(() => import("./Conflicts.ts"))
     const r = yield* Conflicts.resolve({
       conflictId: input.conflictId,
-      workspace: input.workspace,
-      db: Option.getOrUndefined(input.db),
+      ...workspaceInput(input),
       apply: input.apply,
       discard: input.discard,
       content: Option.getOrUndefined(input.content)

@@ -8,7 +8,7 @@ import { Argument, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { jsonLineFlag, switchFlag, threadFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, switchFlag, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -35,8 +35,7 @@ export const rollback = command(
     const Rollback = yield* Effect.promise(() => import("./Rollback.ts"))
     const result = yield* Rollback.rollback({
       transactionId: input.transactionId,
-      workspace: input.workspace,
-      db: Option.getOrUndefined(input.db),
+      ...workspaceInput(input),
       threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli")),
       strict: input.strict
     })

@@ -9,7 +9,7 @@ import { Argument, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { jsonLineFlag, optionalText, switchFlag, threadFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, optionalText, switchFlag, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
 
 /**
@@ -41,8 +41,7 @@ export const run = command(
     const result = yield* Run.run({
       planFile: Option.getOrUndefined(input.planFile),
       resume: Option.getOrUndefined(input.resume),
-      workspace: input.workspace,
-      db: Option.getOrUndefined(input.db),
+      ...workspaceInput(input),
       exportOnly: input.exportOnly,
       threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli")),
       // Live progress only for a person at a terminal; --json and pipes stay quiet.

@@ -5,9 +5,8 @@
  */
 import { Command } from "effect/cli"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { jsonLineFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -24,7 +23,7 @@ export const runs = command(
   },
   function*(input) {
     const Runs = yield* Effect.promise(() => import("./Runs.ts"))
-    const request = { workspace: input.workspace, db: Option.getOrUndefined(input.db) }
+    const request = workspaceInput(input)
     const entries = yield* Runs.list(request)
     yield* writeStdout(input.json ? Runs.renderJson(entries) : Runs.renderText(entries, yield* Runs.displayIds(request)))
   }

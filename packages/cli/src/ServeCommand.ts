@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { command } from "./internal/command.ts"
-import { jsonFlag, switchFlag, threadFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonFlag, switchFlag, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 
 /**
  * `forkjoin serve --workspace DIR [--db FILE] [--host H] [--port N] [--allow-remote] [--host-name NAME]... [--open-url [--thread T]] [--json]`.
@@ -49,8 +49,7 @@ export const serve = command(
   function*(input) {
     const Serve = yield* Effect.promise(() => import("./Serve.ts"))
     yield* Serve.serve({
-      workspace: input.workspace,
-      db: Option.getOrUndefined(input.db),
+      ...workspaceInput(input),
       host: input.host,
       port: input.port,
       allowRemote: input.allowRemote,

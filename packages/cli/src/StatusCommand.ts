@@ -5,9 +5,8 @@
  */
 import { Command } from "effect/cli"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { jsonLineFlag, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -27,7 +26,7 @@ export const status = command(
   },
   function*(input) {
     const Status = yield* Effect.promise(() => import("./Status.ts"))
-    const report = yield* Status.status({ workspace: input.workspace, db: Option.getOrUndefined(input.db) })
+    const report = yield* Status.status(workspaceInput(input))
     yield* writeStdout(input.json ? Status.renderJson(report) : Status.renderText(report))
   },
   // Not OrchestratorError: a failure to list unfinished rollbacks ends the process as it always did.

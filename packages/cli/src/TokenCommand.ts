@@ -8,7 +8,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { command } from "./internal/command.ts"
-import { jsonLineFlag, optionalText, workspaceFlags } from "./internal/flags.ts"
+import { jsonLineFlag, optionalText, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 const create = command(
@@ -26,8 +26,7 @@ const create = command(
   function*(input) {
     const Token = yield* Effect.promise(() => import("./Token.ts"))
     const issued = yield* Token.create({
-      workspace: input.workspace,
-      db: Option.getOrUndefined(input.db),
+      ...workspaceInput(input),
       thread: input.thread,
       ttl: Option.getOrUndefined(input.ttl)
     })
@@ -51,7 +50,7 @@ const revoke = command(
   },
   function*(input) {
     const Token = yield* Effect.promise(() => import("./Token.ts"))
-    const revoked = yield* Token.revoke({ workspace: input.workspace, db: Option.getOrUndefined(input.db), tokenId: input.tokenId })
+    const revoked = yield* Token.revoke({ ...workspaceInput(input), tokenId: input.tokenId })
     yield* writeStdout(
       input.json ? JSON.stringify({ ok: true, ...revoked }) + "\n" : `revoked token ${revoked.tokenId} (thread '${revoked.thread}')\n`
     )

@@ -78,6 +78,18 @@ export const dbFlag = Flag.String("db").pipe(
 export const workspaceFlags = (description?: string) => ({ workspace: workspaceFlag(description), db: dbFlag })
 
 /**
+ * What `workspaceFlags` hold, as the command programs take them: the workspace and the `--db`
+ * file (undefined when not given).
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const workspaceInput = (input: { readonly workspace: string; readonly db: Option.Option<string> }) => ({
+  workspace: input.workspace,
+  db: Option.getOrUndefined(input.db)
+})
+
+/**
  * `--NAME METAVAR`, a text value that is absent unless given.
  *
  * @category constructors

@@ -5,12 +5,12 @@
  *
  * @since 0.1.0
  */
-import { ThreadId, ThreadIdInput } from "@forkjoin/schema/Ids"
+import { ThreadId } from "@forkjoin/schema/Ids"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, optionalInt, optionalText, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
 
 /**
@@ -19,69 +19,44 @@ import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const agent = Command.make(
+export const agent = command(
   "agent",
   {
     task: Argument.String("TASK").pipe(Argument.withDescription("What the parent model should do, in words")),
-    workspace: workspaceFlag(),
-    db: dbFlag,
+    ...workspaceFlags(),
     provider: Flag.Literals("provider", ["openai", "anthropic"]).pipe(
       Flag.withDescription("openai: any OpenAI-compatible Chat Completions API (OPENAI_BASE_URL, OPENAI_API_KEY); anthropic: the Messages API (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY). Default: forkjoin.config.json models.provider, else openai"),
       Flag.optional
     ),
-    model: Flag.String("model").pipe(
-      Flag.withMetavar("NAME"),
-      Flag.withDescription("The model (default: forkjoin.config.json models.model or models.providers.<provider>.model)"),
-      Flag.optional
-    ),
-    thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadIdInput),
-      Flag.withMetavar("ID"),
-      Flag.withDescription("The parent's thread; children are registered below it (default 'agent')"),
-      Flag.optional
-    ),
-    maxSteps: Flag.Int("max-steps").pipe(
-      Flag.withMetavar("N"),
-      Flag.withDescription("Most tool calls of the parent (default: models.limits.parent.maxSteps, else 200)"),
-      Flag.optional
-    ),
-    tokenBudget: Flag.Int("token-budget").pipe(
-      Flag.withMetavar("N"),
-      Flag.withDescription("Most input plus output tokens of the parent (default: models.limits.parent.tokenBudget, else unlimited)"),
-      Flag.optional
-    ),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\",\"runId\",\"agentId\",\"transcripts\",\"mergeExecution\",\"finish\",\"runs\",\"gateRefusals\",\"usage\",\"steps\"}"),
-      Flag.withDefault(false)
-    )
+    model: optionalText("model", "NAME", "The model (default: forkjoin.config.json models.model or models.providers.<provider>.model)"),
+    thread: threadFlag("ID", "The parent's thread; children are registered below it (default 'agent')"),
+    maxSteps: optionalInt("max-steps", "N", "Most tool calls of the parent (default: models.limits.parent.maxSteps, else 200)"),
+    tokenBudget: optionalInt("token-budget", "N", "Most input plus output tokens of the parent (default: models.limits.parent.tokenBudget, else unlimited)"),
+    json: jsonLineFlag("{\"ok\",\"runId\",\"agentId\",\"transcripts\",\"mergeExecution\",\"finish\",\"runs\",\"gateRefusals\",\"usage\",\"steps\"}")
   },
-  Effect.fn("forkjoin.agent")(
-    function*(input) {
-      const Agent = yield* Effect.promise(() => import("./Agent.ts"))
-      const result = yield* Agent.agent({
-        task: input.task,
-        workspace: input.workspace,
-        db: Option.getOrUndefined(input.db),
-        provider: Option.getOrUndefined(input.provider),
-        model: Option.getOrUndefined(input.model),
-        threadId: Option.getOrElse(input.thread, () => ThreadId.make("agent")),
-        maxSteps: Option.getOrUndefined(input.maxSteps),
-        tokenBudget: Option.getOrUndefined(input.tokenBudget),
-        // The parent's and children's steps live for a person at a terminal; --json and pipes stay quiet.
-        progress: !input.json && process.stderr.isTTY === true ? (line: string) => writeStderr(`  ${line}\n`) : undefined,
-        shortIds: !input.json
-      }).pipe(
-        Effect.onInterrupt(() =>
-          writeStderr("forkjoin agent was interrupted: running children write nothing. If a join had started, 'forkjoin status' lists it.\n")
-        )
+  function*(input) {
+    const Agent = yield* Effect.promise(() => import("./Agent.ts"))
+    const result = yield* Agent.agent({
+      task: input.task,
+      ...workspaceInput(input),
+      provider: Option.getOrUndefined(input.provider),
+      model: Option.getOrUndefined(input.model),
+      threadId: Option.getOrElse(input.thread, () => ThreadId.make("agent")),
+      maxSteps: Option.getOrUndefined(input.maxSteps),
+      tokenBudget: Option.getOrUndefined(input.tokenBudget),
+      // The parent's and children's steps live for a person at a terminal; --json and pipes stay quiet.
+      progress: !input.json && process.stderr.isTTY === true ? (line: string) => writeStderr(`  ${line}\n`) : undefined,
+      shortIds: !input.json
+    }).pipe(
+      Effect.onInterrupt(() =>
+        writeStderr("forkjoin agent was interrupted: running children write nothing. If a join had started, 'forkjoin status' lists it.\n")
       )
-      yield* writeStderr(Agent.renderStderr(result))
-      yield* writeStdout(input.json ? Agent.renderJson(result) : Agent.renderText(result))
-      const code = Agent.exitCodeOf(result)
-      if (code !== 0) return yield* new CommandExit({ exitCode: code })
-    },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "RunFailed", "EngineError", "AutonomyError"], reportFailure("agent", input.json))
-  )
+    )
+    yield* writeStderr(Agent.renderStderr(result))
+    yield* writeStdout(input.json ? Agent.renderJson(result) : Agent.renderText(result))
+    const code = Agent.exitCodeOf(result)
+    if (code !== 0) return yield* new CommandExit({ exitCode: code })
+  }
 ).pipe(
   Command.withDescription(
     "Run a parent model session in the workspace: the model reads, patches (through the engine, in its thread) and " +

@@ -3,11 +3,11 @@
  *
  * @since 0.1.0
  */
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -16,35 +16,25 @@ import { writeStdout } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const agents = Command.make(
+export const agents = command(
   "agents",
   {
-    id: Argument.String("AGENT_ID").pipe(
-      Argument.withDescription("One session to show in full: its id whole or as 'forkjoin agents' shows it (at least 4 characters of its UUID, e.g. agent-1f2e)"),
-      Argument.optional
-    ),
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription(
-        "Print one JSON line: {\"ok\":true,\"agents\":[{agentId,kind,threadId,provider,model,client,task,status,steps,usage,runIds,startedAt,endedAt,transcript}]}; " +
-          "with AGENT_ID {\"ok\":true,\"agent\":{session,toolCalls,messages},\"runs\":[...]}"
-      ),
-      Flag.withDefault(false)
+    id: Argument.String("AGENT_ID").pipe(Argument.withDescription("One session to show in full: its id whole or as 'forkjoin agents' shows it (at least 4 characters of its UUID, e.g. agent-1f2e)"), Argument.optional),
+    ...workspaceFlags(),
+    json: jsonLineFlag(
+      "{\"ok\":true,\"agents\":[{agentId,kind,threadId,provider,model,client,task,status,steps,usage,runIds,startedAt,endedAt,transcript}]}; " +
+        "with AGENT_ID {\"ok\":true,\"agent\":{session,toolCalls,messages},\"runs\":[...]}"
     )
   },
-  Effect.fn("forkjoin.agents")(
-    function*(input) {
-      const Agents = yield* Effect.promise(() => import("./Agents.ts"))
-      if (Option.isNone(input.id)) {
-        const sessions = yield* Agents.list({ workspace: input.workspace })
-        return yield* writeStdout(input.json ? Agents.renderListJson(sessions) : Agents.renderListText(sessions))
-      }
-      const shown = yield* Agents.show({ workspace: input.workspace, db: Option.getOrUndefined(input.db), id: input.id.value, shortIds: !input.json })
-      yield* writeStdout(input.json ? Agents.renderShowJson(shown) : Agents.renderShowText(shown))
-    },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "HistoryCommandError"], reportFailure("agents", input.json))
-  )
+  function*(input) {
+    const Agents = yield* Effect.promise(() => import("./Agents.ts"))
+    if (Option.isNone(input.id)) {
+      const sessions = yield* Agents.list({ workspace: input.workspace })
+      return yield* writeStdout(input.json ? Agents.renderListJson(sessions) : Agents.renderListText(sessions))
+    }
+    const shown = yield* Agents.show({ ...workspaceInput(input), id: input.id.value, shortIds: !input.json })
+    yield* writeStdout(input.json ? Agents.renderShowJson(shown) : Agents.renderShowText(shown))
+  }
 ).pipe(
   Command.withDescription(
     "List the agent sessions of this workspace, oldest first: forkjoin agent sessions (kind agent) and forkjoin mcp " +

@@ -4,13 +4,13 @@
  *
  * @since 0.1.0
  */
-import { ThreadIdInput, TurnIdInput } from "@forkjoin/schema/Ids"
+import { TurnIdInput } from "@forkjoin/schema/Ids"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
+import { command } from "./internal/command.ts"
 import * as Colour from "./internal/colour.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { jsonFlag, optionalText, switchFlag, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 import { withStatusLine } from "./internal/terminalProgress.ts"
 
@@ -20,15 +20,14 @@ import { withStatusLine } from "./internal/terminalProgress.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const apply = Command.make(
+export const apply = command(
   "apply",
   {
     patchFile: Argument.String("PATCH_FILE").pipe(
       Argument.withDescription("File holding the apply_patch text; '-' or omitted reads it from stdin"),
       Argument.optional
     ),
-    workspace: workspaceFlag("Workspace root the patch's relative paths are resolved against (required)"),
-    db: dbFlag,
+    ...workspaceFlags("Workspace root the patch's relative paths are resolved against (required)"),
     profile: Flag.Literals("profile", ["native", "codex"]).pipe(
       Flag.withMetavar("native|codex"),
       Flag.withDescription(
@@ -38,68 +37,46 @@ export const apply = Command.make(
       ),
       Flag.withDefault("native" as const)
     ),
-    thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadIdInput),
-      Flag.withMetavar("ID"),
-      Flag.withDescription("Thread id recorded with the change (default 'cli')"),
-      Flag.optional
-    ),
+    thread: threadFlag("ID", "Thread id recorded with the change (default 'cli')"),
     turn: Flag.String("turn").pipe(
       Flag.withSchema(TurnIdInput),
       Flag.withMetavar("ID"),
       Flag.withDescription("Turn id recorded with the change (default 'cli')"),
       Flag.optional
     ),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription(
-        "Print exactly one JSON line on stdout: {\"ok\":true,\"record\":{...}} (plus \"repairs\":[...] when a crash " +
-          "repair ran first) or {\"ok\":false,\"error\":{...}}"
-      ),
-      Flag.withDefault(false)
+    json: jsonFlag(
+      "Print exactly one JSON line on stdout: {\"ok\":true,\"record\":{...}} (plus \"repairs\":[...] when a crash " +
+        "repair ran first) or {\"ok\":false,\"error\":{...}}"
     ),
-    allowOverwrite: Flag.Boolean("allow-overwrite").pipe(
-      Flag.withDescription(
-        "Grant overwrite: with --profile native, an Add File or Move to onto an existing file replaces it " +
-          "(refused with target_exists / unsafe_move otherwise). The replaced content stays in the history"
-      ),
-      Flag.withDefault(false)
+    allowOverwrite: switchFlag("allow-overwrite",
+      "Grant overwrite: with --profile native, an Add File or Move to onto an existing file replaces it " +
+        "(refused with target_exists / unsafe_move otherwise). The replaced content stays in the history"
     ),
-    server: Flag.String("server").pipe(
-      Flag.withMetavar("URL"),
-      Flag.withDescription("Apply through a running 'forkjoin serve' at URL (token in FORKJOIN_TOKEN) instead of opening the workspace"),
-      Flag.optional
-    ),
-    preserveLineEndings: Flag.Boolean("preserve-line-endings").pipe(
-      Flag.withDescription(
-        "With --profile codex, keep CRLF files CRLF (Codex's opt-in mode). native always preserves line endings"
-      ),
-      Flag.withDefault(false)
+    server: optionalText("server", "URL", "Apply through a running 'forkjoin serve' at URL (token in FORKJOIN_TOKEN) instead of opening the workspace"),
+    preserveLineEndings: switchFlag("preserve-line-endings",
+      "With --profile codex, keep CRLF files CRLF (Codex's opt-in mode). native always preserves line endings"
     )
   },
-  Effect.fn("forkjoin.apply")(
-    function*(input) {
-      // Loaded on demand: the engine and the history store are not evaluated for other commands.
-      const Apply = yield* Effect.promise(() => import("./Apply.ts"))
-      const result = yield* Apply.applyFrom(Option.getOrUndefined(input.patchFile), {
-        workspace: input.workspace,
-        db: Option.getOrUndefined(input.db),
-        profile: input.profile,
-        preserveLineEndings: input.preserveLineEndings,
-        allowOverwrite: input.allowOverwrite,
-        threadId: Option.getOrUndefined(input.thread),
-        turnId: Option.getOrUndefined(input.turn),
-        server: Option.getOrUndefined(input.server),
-        shortIds: !input.json
-      }).pipe(withStatusLine(input.json))
-      yield* writeStdout(
-        input.json
-          ? Apply.renderJson(result)
-          : Apply.renderSuccess(Apply.summaryOf(result.record), Colour.forStdout()) + Apply.renderReplaced(result.record) +
-            Apply.renderUndo(result)
-      )
-    },
-    (effect, input) => Effect.catch(effect, reportFailure("apply", input.json))
-  )
+  function*(input) {
+    // Loaded on demand: the engine and the history store are not evaluated for other commands.
+    const Apply = yield* Effect.promise(() => import("./Apply.ts"))
+    const result = yield* Apply.applyFrom(Option.getOrUndefined(input.patchFile), {
+      ...workspaceInput(input),
+      profile: input.profile,
+      preserveLineEndings: input.preserveLineEndings,
+      allowOverwrite: input.allowOverwrite,
+      threadId: Option.getOrUndefined(input.thread),
+      turnId: Option.getOrUndefined(input.turn),
+      server: Option.getOrUndefined(input.server),
+      shortIds: !input.json
+    }).pipe(withStatusLine(input.json))
+    yield* writeStdout(
+      input.json
+        ? Apply.renderJson(result)
+        : Apply.renderSuccess(Apply.summaryOf(result.record), Colour.forStdout()) + Apply.renderReplaced(result.record) +
+          Apply.renderUndo(result)
+    )
+  }
 ).pipe(
   Command.withDescription(
     "Apply one Codex apply_patch patch to a workspace through the native engine, all or nothing. The patch is " +

@@ -3,11 +3,11 @@
  *
  * @since 0.1.0
  */
-import { Command, Flag } from "effect/cli"
+import { Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, optionalText, switchFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -16,42 +16,26 @@ import { writeStdout } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const conflicts = Command.make(
+export const conflicts = command(
   "conflicts",
   {
-    open: Flag.Boolean("open").pipe(
-      Flag.withDescription("Only the open conflicts, the ones still to resolve (default: open and resolved)"),
-      Flag.withDefault(false)
-    ),
-    run: Flag.String("run").pipe(
-      Flag.withMetavar("RUN_ID"),
-      Flag.withDescription("Only the conflicts of this run (its id whole or shortened, as 'forkjoin runs' shows it)"),
-      Flag.optional
-    ),
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription(
-        "Print one JSON line: {\"ok\":true,\"conflicts\":[{\"conflictId\",\"runId\",\"childId\",\"path\",\"status\",\"reason\",\"text\"}]} " +
-          "(plus \"repairs\":[...] when a crash repair ran first)"
-      ),
-      Flag.withDefault(false)
+    open: switchFlag("open", "Only the open conflicts, the ones still to resolve (default: open and resolved)"),
+    run: optionalText("run", "RUN_ID", "Only the conflicts of this run (its id whole or shortened, as 'forkjoin runs' shows it)"),
+    ...workspaceFlags(),
+    json: jsonLineFlag(
+      "{\"ok\":true,\"conflicts\":[{\"conflictId\",\"runId\",\"childId\",\"path\",\"status\",\"reason\",\"text\"}]} " +
+        "(plus \"repairs\":[...] when a crash repair ran first)"
     )
   },
-  Effect.fn("forkjoin.conflicts")(
-    function*(input) {
-      const Conflicts = yield* Effect.promise(() => import("./Conflicts.ts"))
-      const result = yield* Conflicts.list({
-        workspace: input.workspace,
-        db: Option.getOrUndefined(input.db),
-        run: Option.getOrUndefined(input.run),
-        open: input.open
-      })
-      yield* writeStdout(input.json ? Conflicts.renderListJson(result) : Conflicts.renderListText(result))
-    },
-    (effect, input) =>
-      Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError", "HistoryCommandError"], reportFailure("conflicts", input.json))
-  )
+  function*(input) {
+    const Conflicts = yield* Effect.promise(() => import("./Conflicts.ts"))
+    const result = yield* Conflicts.list({
+      ...workspaceInput(input),
+      run: Option.getOrUndefined(input.run),
+      open: input.open
+    })
+    yield* writeStdout(input.json ? Conflicts.renderListJson(result) : Conflicts.renderListText(result))
+  }
 ).pipe(
   Command.withDescription(
     "List the conflicts joins held back, open and resolved (--open: only the open ones): each child's change that " +

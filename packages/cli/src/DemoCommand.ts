@@ -3,9 +3,10 @@
  *
  * @since 0.1.0
  */
-import { Command, Flag } from "effect/cli"
+import { Command } from "effect/cli"
 import * as Effect from "effect/Effect"
-import { reportFailure } from "./internal/errors.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, switchFlag } from "./internal/flags.ts"
 
 /**
  * `forkjoin demo [--keep] [--json]`.
@@ -13,22 +14,16 @@ import { reportFailure } from "./internal/errors.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const demo = Command.make(
+export const demo = command(
   "demo",
   {
-    keep: Flag.Boolean("keep").pipe(Flag.withDescription("Leave the sample workspace in place and print its path"), Flag.withDefault(false)),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: the run (as 'forkjoin run --json' prints it), the resolution, the rollback and the timeline"),
-      Flag.withDefault(false)
-    )
+    keep: switchFlag("keep", "Leave the sample workspace in place and print its path"),
+    json: jsonLineFlag("the run (as 'forkjoin run --json' prints it), the resolution, the rollback and the timeline")
   },
-  Effect.fn("forkjoin.demo")(
-    function*(input) {
-      const Demo = yield* Effect.promise(() => import("./Demo.ts"))
-      yield* Demo.demo({ json: input.json, keep: input.keep })
-    },
-    (effect, input) => Effect.catchTag(effect, ["RunFailed"], reportFailure("demo", input.json))
-  )
+  function*(input) {
+    const Demo = yield* Effect.promise(() => import("./Demo.ts"))
+    yield* Demo.demo({ json: input.json, keep: input.keep })
+  }
 ).pipe(
   Command.withDescription(
     "Run the main job on an embedded sample workspace in a temporary folder (your files are never touched): a " +

@@ -8,8 +8,8 @@ import { Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Colour from "./internal/colour.ts"
-import { reportFailure } from "./internal/errors.ts"
-import { workspaceFlagOrCurrent } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonFlag, jsonLineFlag, optionalText, workspaceFlagOrCurrent } from "./internal/flags.ts"
 import { CommandExit, writeStdout } from "./internal/output.ts"
 
 const workspace = workspaceFlagOrCurrent("The workspace; its forkjoin.config.json is read")
@@ -20,37 +20,27 @@ const workspace = workspaceFlagOrCurrent("The workspace; its forkjoin.config.jso
  * @category constructors
  * @since 0.1.0
  */
-export const gate = Command.make(
+export const gate = command(
   "gate",
   {
     workspace,
-    evidence: Flag.String("evidence").pipe(
-      Flag.withMetavar("FILE"),
-      Flag.withDescription("The evidence to check, a regular file (default <workspace>/.forkjoin/evidence/merge-probe.json, or the config's gate.evidence)"),
-      Flag.optional
-    ),
+    evidence: optionalText("evidence", "FILE", "The evidence to check, a regular file (default <workspace>/.forkjoin/evidence/merge-probe.json, or the config's gate.evidence)"),
     trust: Flag.String("trust").pipe(
       Flag.withMetavar("PUBKEY"),
       Flag.withDescription("Accept only evidence signed by this public key (repeatable; from 'forkjoin keygen')"),
       Flag.atLeast(0)
     ),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription(
-        "Print the decision as one JSON line: {\"status\",\"level\",\"mutatingSubagents\",\"missing\",\"reasons\",\"evidence\",\"warnings\",\"message\",\"decidedAt\"}"
-      ),
-      Flag.withDefault(false)
+    json: jsonFlag(
+      "Print the decision as one JSON line: {\"status\",\"level\",\"mutatingSubagents\",\"missing\",\"reasons\",\"evidence\",\"warnings\",\"message\",\"decidedAt\"}"
     )
   },
-  Effect.fn("forkjoin.gate")(
-    function*(input) {
-      const Gate = yield* Effect.promise(() => import("./Gate.ts"))
-      const decision = yield* Gate.gate({ workspace: input.workspace, evidence: Option.getOrUndefined(input.evidence), trust: input.trust })
-      yield* writeStdout(input.json ? `${JSON.stringify(decision)}\n` : Gate.renderText(decision, Colour.forStdout()))
-      const code = Gate.exitCodeOf(decision)
-      if (code !== 0) return yield* new CommandExit({ exitCode: code })
-    },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "AutonomyError"], reportFailure("gate", input.json))
-  )
+  function*(input) {
+    const Gate = yield* Effect.promise(() => import("./Gate.ts"))
+    const decision = yield* Gate.gate({ workspace: input.workspace, evidence: Option.getOrUndefined(input.evidence), trust: input.trust })
+    yield* writeStdout(input.json ? `${JSON.stringify(decision)}\n` : Gate.renderText(decision, Colour.forStdout()))
+    const code = Gate.exitCodeOf(decision)
+    if (code !== 0) return yield* new CommandExit({ exitCode: code })
+  }
 ).pipe(
   Command.withDescription(
     "Decide whether mutating children may run in the workspace (the same check 'forkjoin run' makes before " +
@@ -71,23 +61,17 @@ export const gate = Command.make(
  * @category constructors
  * @since 0.1.0
  */
-export const keygen = Command.make(
+export const keygen = command(
   "keygen",
   {
     out: Flag.String("out").pipe(Flag.withMetavar("KEYFILE"), Flag.withDescription("Private key file to write (the public key goes to KEYFILE.pub)")),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"privateFile\",\"publicFile\",\"keyId\"}"),
-      Flag.withDefault(false)
-    )
+    json: jsonLineFlag("{\"ok\":true,\"privateFile\",\"publicFile\",\"keyId\"}")
   },
-  Effect.fn("forkjoin.keygen")(
-    function*(input) {
-      const Gate = yield* Effect.promise(() => import("./Gate.ts"))
-      const pair = yield* Gate.keygen(input.out)
-      yield* writeStdout(input.json ? `${JSON.stringify({ ok: true, ...pair })}\n` : Gate.renderKeygen(pair))
-    },
-    (effect, input) => Effect.catchTag(effect, "AutonomyError", reportFailure("keygen", input.json))
-  )
+  function*(input) {
+    const Gate = yield* Effect.promise(() => import("./Gate.ts"))
+    const pair = yield* Gate.keygen(input.out)
+    yield* writeStdout(input.json ? `${JSON.stringify({ ok: true, ...pair })}\n` : Gate.renderKeygen(pair))
+  }
 ).pipe(
   Command.withDescription(
     "Write an Ed25519 key pair as PEM: KEYFILE (private, mode 0600; keep it where evidence is made, e.g. CI) and " +
@@ -98,24 +82,19 @@ export const keygen = Command.make(
   Command.withShortDescription("Make a key pair for signed probe evidence")
 )
 
-const explain = Command.make(
+const explain = command(
   "explain",
   {
     workspace,
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"workspace\",\"file\",\"settings\":[{\"name\",\"value\",\"source\",\"env\",\"configKey\"}],\"mutatingChildren\",\"notes\"}"),
-      Flag.withDefault(false)
-    )
+    json: jsonLineFlag("{\"workspace\",\"file\",\"settings\":[{\"name\",\"value\",\"source\",\"env\",\"configKey\"}],\"mutatingChildren\",\"notes\"}")
   },
-  Effect.fn("forkjoin.config.explain")(
-    function*(input) {
-      const Gate = yield* Effect.promise(() => import("./Gate.ts"))
-      const { render } = yield* Effect.promise(() => import("@forkjoin/autonomy/Config"))
-      const explanation = yield* Gate.explain(input.workspace)
-      yield* writeStdout(input.json ? `${JSON.stringify(explanation)}\n` : `${render(explanation).join("\n")}\n`)
-    },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "AutonomyError"], reportFailure("config explain", input.json))
-  )
+  function*(input) {
+    const Gate = yield* Effect.promise(() => import("./Gate.ts"))
+    const { render } = yield* Effect.promise(() => import("@forkjoin/autonomy/Config"))
+    const explanation = yield* Gate.explain(input.workspace)
+    yield* writeStdout(input.json ? `${JSON.stringify(explanation)}\n` : `${render(explanation).join("\n")}\n`)
+  },
+  { group: "config" }
 ).pipe(
   Command.withDescription(
     "Show every autonomy setting with its value and where it came from. Highest first: an environment variable " +

@@ -3,11 +3,11 @@
  *
  * @since 0.1.0
  */
-import { Command, Flag } from "effect/cli"
+import { Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, optionalText, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -16,47 +16,31 @@ import { writeStdout } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const gc = Command.make(
+export const gc = command(
   "gc",
   {
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    olderThan: Flag.String("older-than").pipe(
-      Flag.withMetavar("D"),
-      Flag.withDescription("Remove only runs finished at least this long ago: a whole number then s, m, h or d, e.g. 30m, 24h, 7d (default 7d)"),
-      Flag.optional
+    ...workspaceFlags(),
+    olderThan: optionalText("older-than", "D", "Remove only runs finished at least this long ago: a whole number then s, m, h or d, e.g. 30m, 24h, 7d (default 7d)"),
+    pruneSnapshotsOlderThan: optionalText("prune-snapshots-older-than", "D",
+      "Also drop the stored content of file versions used only by records older than D (off unless given). " +
+        "Records, hashes and sizes stay; history views mark such versions pruned. Kept at any age: the latest " +
+        "content of every path, what open conflicts and unfinished joins may read"
     ),
-    pruneSnapshotsOlderThan: Flag.String("prune-snapshots-older-than").pipe(
-      Flag.withMetavar("D"),
-      Flag.withDescription(
-        "Also drop the stored content of file versions used only by records older than D (off unless given). " +
-          "Records, hashes and sizes stay; history views mark such versions pruned. Kept at any age: the latest " +
-          "content of every path, what open conflicts and unfinished joins may read"
-      ),
-      Flag.optional
-    ),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription(
-        "Print one JSON line: {\"ok\":true,\"removed\":[{\"runId\",\"bytes\"}],\"kept\":[{\"runId\",\"reason\"}]}, " +
-          "plus \"snapshots\":{\"snapshotsPruned\",\"chunksRemoved\",\"bytesFreed\",\"databaseBytesBefore\",\"databaseBytesAfter\"} with --prune-snapshots-older-than"
-      ),
-      Flag.withDefault(false)
+    json: jsonLineFlag(
+      "{\"ok\":true,\"removed\":[{\"runId\",\"bytes\"}],\"kept\":[{\"runId\",\"reason\"}]}, " +
+        "plus \"snapshots\":{\"snapshotsPruned\",\"chunksRemoved\",\"bytesFreed\",\"databaseBytesBefore\",\"databaseBytesAfter\"} with --prune-snapshots-older-than"
     )
   },
-  Effect.fn("forkjoin.gc")(
-    function*(input) {
-      const Gc = yield* Effect.promise(() => import("./Gc.ts"))
-      const result = yield* Gc.gc({
-        workspace: input.workspace,
-        db: Option.getOrUndefined(input.db),
-        olderThan: Option.getOrUndefined(input.olderThan),
-        pruneSnapshotsOlderThan: Option.getOrUndefined(input.pruneSnapshotsOlderThan),
-        shortIds: !input.json
-      })
-      yield* writeStdout(input.json ? Gc.renderJson(result) : Gc.renderText(result))
-    },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError"], reportFailure("gc", input.json))
-  )
+  function*(input) {
+    const Gc = yield* Effect.promise(() => import("./Gc.ts"))
+    const result = yield* Gc.gc({
+      ...workspaceInput(input),
+      olderThan: Option.getOrUndefined(input.olderThan),
+      pruneSnapshotsOlderThan: Option.getOrUndefined(input.pruneSnapshotsOlderThan),
+      shortIds: !input.json
+    })
+    yield* writeStdout(input.json ? Gc.renderJson(result) : Gc.renderText(result))
+  }
 ).pipe(
   Command.withDescription(
     "Remove the artifact folders (.forkjoin/runs/<run-id>/: children's traces, changesets and blobs) of runs that " +

@@ -10,8 +10,9 @@ import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as HistoryModule from "./History.ts"
-import { type HistoryCommandError, reportFailure, type UsageError } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command, withHelp } from "./internal/command.ts"
+import type { HistoryCommandError } from "./internal/errors.ts"
+import { jsonLineFlag, optionalInt, optionalText, switchFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { CommandExit, EXIT_REJECTED, writeStderr, writeStdout } from "./internal/output.ts"
 
 // Loaded on demand: the views, provider formats and git export are a large part of the bundle
@@ -19,39 +20,15 @@ import { CommandExit, EXIT_REJECTED, writeStderr, writeStdout } from "./internal
 const loadHistory = Effect.promise(() => import("./History.ts"))
 
 const common = {
-  workspace: workspaceFlag(),
-  db: dbFlag,
-  thread: Flag.String("thread").pipe(
-    Flag.withMetavar("ID"),
-    Flag.withDescription(
-      "Answer as this thread: the query sees it and its registered descendants only (default: the whole workspace, every thread)"
-    ),
-    Flag.optional
+  ...workspaceFlags(),
+  thread: optionalText("thread", "ID",
+    "Answer as this thread: the query sees it and its registered descendants only (default: the whole workspace, every thread)"
   ),
-  json: Flag.Boolean("json").pipe(
-    Flag.withDescription("Print one JSON line: {\"ok\":true,\"view\",\"items\",\"coverage\",\"truncated\",\"nextCursor\",\"caps\"}"),
-    Flag.withDefault(false)
-  ),
-  cursor: Flag.String("cursor").pipe(
-    Flag.withMetavar("CURSOR"),
-    Flag.withDescription("Continue after a previous page (its nextCursor)"),
-    Flag.optional
-  ),
-  limit: Flag.Int("limit").pipe(
-    Flag.withMetavar("N"),
-    Flag.withDescription("Items per page (default 100, at most 1000)"),
-    Flag.optional
-  ),
-  maxBytes: Flag.Int("max-bytes").pipe(
-    Flag.withMetavar("N"),
-    Flag.withDescription("Cap on the response's encoded items in bytes (default 1 MiB, at most 16 MiB)"),
-    Flag.optional
-  )
+  json: jsonLineFlag("{\"ok\":true,\"view\",\"items\",\"coverage\",\"truncated\",\"nextCursor\",\"caps\"}"),
+  cursor: optionalText("cursor", "CURSOR", "Continue after a previous page (its nextCursor)"),
+  limit: optionalInt("limit", "N", "Items per page (default 100, at most 1000)"),
+  maxBytes: optionalInt("max-bytes", "N", "Cap on the response's encoded items in bytes (default 1 MiB, at most 16 MiB)")
 }
-
-/** `--json` of a command that prints `shape` (the views' page shape is in `common`). */
-const jsonFlag = (shape: string) =>
-  Flag.Boolean("json").pipe(Flag.withDescription(`Print one JSON line: ${shape}`), Flag.withDefault(false))
 
 /**
  * After the output: a verification that found mismatches ends the command with exit 1 (the
@@ -73,14 +50,19 @@ type Common = {
   readonly maxBytes: Option.Option<number>
 }
 
-/** Prints a history command's failure and sets its exit code (1 refused, 2 usage). */
-const failWith = (name: string, json: boolean) => <A, R>(effect: Effect.Effect<A, HistoryCommandError | UsageError, R>) =>
-  Effect.catch(effect, reportFailure(`history ${name}`, json))
+// Every subcommand reports its failures as `forkjoin history <name>` (1 refused, 2 usage).
+const inHistory = { group: "history" }
 
-/** Runs a view, prints it, and maps failures to exit codes. */
-const runView = (name: string, input: Common, request: HistoryModule.ViewRequest) =>
+/** The workspace, database and thread a history subcommand was given. */
+const targetOf = (input: Pick<Common, "workspace" | "db" | "thread">) => ({
+  ...workspaceInput(input),
+  thread: Option.getOrUndefined(input.thread)
+})
+
+/** Runs a view and prints it. */
+const runView = (input: Common, request: HistoryModule.ViewRequest) =>
   Effect.flatMap(loadHistory, (History) => History.view(
-    { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
+    targetOf(input),
     {
       cursor: Option.getOrUndefined(input.cursor),
       limit: Option.getOrUndefined(input.limit),
@@ -89,69 +71,56 @@ const runView = (name: string, input: Common, request: HistoryModule.ViewRequest
     request,
     !input.json
   ).pipe(
-    Effect.flatMap((result) => writeStdout(input.json ? History.renderJson(result) : History.renderText(result))),
-    failWith(name, input.json)
+    Effect.flatMap((result) => writeStdout(input.json ? History.renderJson(result) : History.renderText(result)))
   ))
 
-const timeline = Command.make(
+const timeline = command(
   "timeline",
   {
     ...common,
-    of: Flag.String("of").pipe(
-      Flag.withMetavar("THREAD"),
-      Flag.withDescription("Whose timeline: one thread (see 'history threads'; its id whole or shortened); default every thread, or the --thread's"),
-      Flag.optional
-    ),
-    turn: Flag.String("turn").pipe(
-      Flag.withMetavar("ID"),
-      Flag.withDescription("A turn's timeline instead of a thread's (records in the caller's scope)"),
-      Flag.optional
-    ),
-    descendants: Flag.Boolean("descendants").pipe(
-      Flag.withDescription("Include the thread's descendants' records, interleaved in commit order"),
-      Flag.withDefault(false)
-    )
+    of: optionalText("of", "THREAD", "Whose timeline: one thread (see 'history threads'; its id whole or shortened); default every thread, or the --thread's"),
+    turn: optionalText("turn", "ID", "A turn's timeline instead of a thread's (records in the caller's scope)"),
+    descendants: switchFlag("descendants", "Include the thread's descendants' records, interleaved in commit order")
   },
-  (input) =>
-    runView("timeline", input, {
+  function*(input) {
+    yield* runView(input, {
       view: "timeline",
       of: Option.getOrUndefined(input.of),
       turn: Option.getOrUndefined(input.turn),
       descendants: input.descendants
     })
-).pipe(
-  Command.withDescription(
-    "List the records in commit order (every thread's by default; --of picks one, --thread answers as a thread), one line each: #N (the commit ordinal), commit time, thread/turn, " +
-      "transaction id, exactness, outcome, provenance and the changed paths (the first 10; 'history diff' shows " +
-      "them all and takes the #N or the transaction id). --of picks a thread, --turn a turn's records, " +
-      "--descendants interleaves the thread's descendants. The coverage line counts the records on this page. An empty " +
-      "answer says which threads have records ('forkjoin history threads' lists them)."
-  ),
-  Command.withShortDescription("The records in commit order: every thread's, or one thread's or turn's"),
-  Command.withExamples([
+  },
+  inHistory
+).pipe(withHelp({
+  summary: "The records in commit order: every thread's, or one thread's or turn's",
+  description: "List the records in commit order (every thread's by default; --of picks one, --thread answers as a thread), one line each: #N (the commit ordinal), commit time, thread/turn, " +
+    "transaction id, exactness, outcome, provenance and the changed paths (the first 10; 'history diff' shows " +
+    "them all and takes the #N or the transaction id). --of picks a thread, --turn a turn's records, " +
+    "--descendants interleaves the thread's descendants. The coverage line counts the records on this page. An empty " +
+    "answer says which threads have records ('forkjoin history threads' lists them).",
+  examples: [
     { command: "forkjoin history timeline --workspace .", description: "Every record of the workspace, whichever command wrote it" },
     { command: "forkjoin history timeline --of agent --descendants", description: "The records of forkjoin agent and its children" },
     { command: "forkjoin history timeline --workspace . --turn t1 --json", description: "One turn's records, as one JSON line" }
-  ])
-)
+  ]
+}))
 
-const turn = Command.make(
+const turn = command(
   "turn",
   { ...common, turnId: Argument.String("TURN_ID").pipe(Argument.withDescription("The turn to aggregate")) },
-  (input) => runView("turn", input, { view: "turn", turn: input.turnId })
-).pipe(
-  Command.withDescription(
-    "Combine a turn's records into one net change per path, sorted by path: a file moved twice is one move from " +
-      "its first to its last name, a file added then deleted does not appear. Each line gives the change, the " +
-      "least certain exactness of the records behind it and how many there are (--json lists their ids)."
-  ),
-  Command.withShortDescription("A turn's net change per path (moves followed)"),
-  Command.withExamples([
-    { command: "forkjoin history turn t1 --workspace .", description: "What turn t1 changed, path by path" }
-  ])
-)
+  function*(input) {
+    yield* runView(input, { view: "turn", turn: input.turnId })
+  },
+  inHistory
+).pipe(withHelp({
+  summary: "A turn's net change per path (moves followed)",
+  description: "Combine a turn's records into one net change per path, sorted by path: a file moved twice is one move from " +
+    "its first to its last name, a file added then deleted does not appear. Each line gives the change, the " +
+    "least certain exactness of the records behind it and how many there are (--json lists their ids).",
+  examples: [{ command: "forkjoin history turn t1 --workspace .", description: "What turn t1 changed, path by path" }]
+}))
 
-const diff = Command.make(
+const diff = command(
   "diff",
   {
     ...common,
@@ -161,94 +130,83 @@ const diff = Command.make(
           "ids whole or shortened as the timeline shows them"
       )
     ),
-    maxLines: Flag.Int("max-lines").pipe(
-      Flag.withMetavar("N"),
-      Flag.withDescription("Cap on diff lines in the response (default 2000)"),
-      Flag.optional
-    )
+    maxLines: optionalInt("max-lines", "N", "Cap on diff lines in the response (default 2000)")
   },
-  (input) => runView("diff", input, { view: "diff", target: input.record, maxLines: Option.getOrUndefined(input.maxLines) })
-).pipe(
-  Command.withDescription(
-    "Show a record's changes as unified diffs (3 lines of context) from the contents the history stored. Name it " +
-      "by record id, by transaction id (every record of the transaction), or by #N, its commit ordinal in the " +
-      "timeline (quote it in a shell: '#3'). Binary files are summarised in one line; a provider aggregate whose " +
-      "contents were not recorded shows the provider's own diff, marked as such. --max-lines caps a page's diff lines."
-  ),
-  Command.withShortDescription("One record as unified diffs (bounded; binary files summarised)"),
-  Command.withExamples([
+  function*(input) {
+    yield* runView(input, { view: "diff", target: input.record, maxLines: Option.getOrUndefined(input.maxLines) })
+  },
+  inHistory
+).pipe(withHelp({
+  summary: "One record as unified diffs (bounded; binary files summarised)",
+  description: "Show a record's changes as unified diffs (3 lines of context) from the contents the history stored. Name it " +
+    "by record id, by transaction id (every record of the transaction), or by #N, its commit ordinal in the timeline (quote it in a shell: '#3'). " +
+    "Binary files are summarised in one line; a provider aggregate whose contents were not recorded shows the provider's own diff, marked as such. --max-lines caps a page's diff lines.",
+  examples: [
     { command: "forkjoin history diff '#3' --workspace .", description: "The third record of the history" },
     { command: "forkjoin history diff TRANSACTION_ID --workspace . --json", description: "A transaction the timeline lists, as JSON" }
-  ])
-)
+  ]
+}))
 
-const file = Command.make(
+const file = command(
   "file",
   {
     ...common,
     path: Argument.String("PATH").pipe(Argument.withDescription("Workspace-relative path (paths outside the workspace are refused)")),
-    noGaps: Flag.Boolean("no-gap-check").pipe(
-      Flag.withDescription("Do not compare the file on disk with its last recorded content"),
-      Flag.withDefault(false)
-    )
+    noGaps: switchFlag("no-gap-check", "Do not compare the file on disk with its last recorded content")
   },
-  (input) => runView("file", input, { view: "file", path: input.path, detectGaps: !input.noGaps })
-).pipe(
-  Command.withDescription(
-    "List the records that changed one file, in commit order, across every thread (with --thread, that thread and its " +
-      "descendants), " +
-      "following moves both ways (the same file under its earlier and later names). First the file on disk is " +
-      "compared with its last recorded content: a difference (an edit made outside forkjoin) is listed as unrecorded " +
-      "(JSON: coverage.unrecordedChanges) and the next write or merge of the file records it as a gap; the view itself " +
-      "writes nothing. --no-gap-check skips the comparison. The coverage line counts the records on this page."
-  ),
-  Command.withShortDescription("One file's history across every thread (or --thread's), moves followed"),
-  Command.withExamples([
-    { command: "forkjoin history file src/app.ts --workspace .", description: "Every recorded change of src/app.ts" }
-  ])
+  function*(input) {
+    yield* runView(input, { view: "file", path: input.path, detectGaps: !input.noGaps })
+  },
+  inHistory
+).pipe(withHelp({
+  summary: "One file's history across every thread (or --thread's), moves followed",
+  description: "List the records that changed one file, in commit order, across every thread (with --thread, that thread and its " +
+    "descendants), " +
+    "following moves both ways (the same file under its earlier and later names). First the file on disk is " +
+    "compared with its last recorded content: a difference (an edit made outside forkjoin) is listed as unrecorded " +
+    "(JSON: coverage.unrecordedChanges) and the next write or merge of the file records it as a gap; the view itself " +
+    "writes nothing. --no-gap-check skips the comparison. The coverage line counts the records on this page.",
+  examples: [{ command: "forkjoin history file src/app.ts --workspace .", description: "Every recorded change of src/app.ts" }]
+}))
+
+// The threads view prints its own page shape (with each thread's origin), not the views' common one.
+const threadsJson = jsonLineFlag(
+  "{\"ok\":true,\"view\":\"threads\",\"items\":[{\"threadId\",\"parentThreadId\",\"records\",\"firstRecordAt\",\"lastRecordAt\"}]," +
+    "\"truncated\",\"nextCursor\",\"caps\",\"origins\":{THREAD:{\"runId\",\"childId\",\"agentId\"}}}"
 )
 
-const threads = Command.make(
+const threads = command(
   "threads",
-  {
-    ...common,
-    json: jsonFlag(
-      "{\"ok\":true,\"view\":\"threads\",\"items\":[{\"threadId\",\"parentThreadId\",\"records\",\"firstRecordAt\",\"lastRecordAt\"}]," +
-        "\"truncated\",\"nextCursor\",\"caps\",\"origins\":{THREAD:{\"runId\",\"childId\",\"agentId\"}}}"
-    )
+  { ...common, json: threadsJson },
+  function*(input) {
+    yield* runView(input, { view: "threads" })
   },
-  (input) => runView("threads", input, { view: "threads" })
-).pipe(
-  Command.withDescription(
-    "List the threads of the workspace's history by id, one line each: its parent, how many records it holds, when the " +
-      "first and last were committed, and the run (and child, and forkjoin agent session) that made it. forkjoin apply " +
-      "writes thread 'cli', forkjoin agent 'agent', forkjoin mcp 'mcp', a run's children '<run-id>/<task-id>'. With " +
-      "--thread, only that thread and its descendants."
-  ),
-  Command.withShortDescription("Where the records are: every thread, its parent, records and who made it"),
-  Command.withExamples([
+  inHistory
+).pipe(withHelp({
+  summary: "Where the records are: every thread, its parent, records and who made it",
+  description: "List the threads of the workspace's history by id, one line each: its parent, how many records it holds, when the " +
+    "first and last were committed, and the run (and child, and forkjoin agent session) that made it. forkjoin apply " +
+    "writes thread 'cli', forkjoin agent 'agent', forkjoin mcp 'mcp', a run's children '<run-id>/<task-id>'. With " +
+    "--thread, only that thread and its descendants.",
+  examples: [
     { command: "forkjoin history threads", description: "Every thread with its record count" },
     { command: "forkjoin history timeline --of THREAD", description: "Then one thread's records" }
-  ])
-)
+  ]
+}))
 
 const { cursor: _c, limit: _l, maxBytes: _m, ...viewTarget } = common
 
 // Ingestion, verification and the git export act as one thread: 'cli' unless --thread says otherwise.
 const target = {
   ...viewTarget,
-  thread: Flag.String("thread").pipe(
-    Flag.withMetavar("ID"),
-    Flag.withDescription("The caller's thread (default 'cli')"),
-    Flag.optional
-  )
+  thread: optionalText("thread", "ID", "The caller's thread (default 'cli')")
 }
 
-const ingest = Command.make(
+const ingest = command(
   "ingest",
   {
     ...target,
-    json: jsonFlag(
+    json: jsonLineFlag(
       "{\"ok\":true,\"record\":{...},\"alreadyRecorded\":false,\"verification\":{...}} (verification with --verify); " +
         "a verification mismatch: {\"ok\":false,\"error\":{\"code\":\"verification_mismatch\",\"message\"},\"record\",...}; " +
         "refused: {\"ok\":false,\"error\":{\"code\",\"message\"}}"
@@ -258,124 +216,95 @@ const ingest = Command.make(
       Flag.withDescription("The event's format: a Codex turn diff (unified diff) or a Claude Edit/Write/MultiEdit tool event (JSON)")
     ),
     file: Argument.String("FILE").pipe(Argument.withDescription("The event file; '-' reads stdin")),
-    turn: Flag.String("turn").pipe(Flag.withMetavar("ID"), Flag.withDescription("Turn the event belongs to (default 'cli')"), Flag.optional),
-    id: Flag.String("id").pipe(
-      Flag.withMetavar("ID"),
-      Flag.withDescription("The provider's id for the event (default: derived from its content; re-ingesting is a no-op)"),
-      Flag.optional
-    ),
-    verify: Flag.Boolean("verify").pipe(
-      Flag.withDescription(
-        "Also verify the claimed change against the workspace (adds a linked verification record); a mismatch exits 1, " +
-          "both records kept"
-      ),
-      Flag.withDefault(false)
+    turn: optionalText("turn", "ID", "Turn the event belongs to (default 'cli')"),
+    id: optionalText("id", "ID", "The provider's id for the event (default: derived from its content; re-ingesting is a no-op)"),
+    verify: switchFlag("verify",
+      "Also verify the claimed change against the workspace (adds a linked verification record); a mismatch exits 1, " +
+        "both records kept"
     )
   },
-  (input) =>
-    Effect.flatMap(loadHistory, (History) => History.ingest(
-      { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
-      {
-        format: input.format,
-        file: input.file,
-        turn: Option.getOrUndefined(input.turn),
-        id: Option.getOrUndefined(input.id),
-        verify: input.verify
-      }
-    ).pipe(
-      Effect.tap((r) =>
-        writeStdout(
-          input.json
-            ? History.renderIngestJson(r)
-            : History.renderRecordLine(r.alreadyRecorded ? "already recorded" : "ingested", r.record) +
-              (r.verification === undefined ? "" : History.renderRecordLine("verification", r.verification))
-        )
-      ),
-      failWith("ingest", input.json),
-      Effect.flatMap((r) =>
-        exitOnMismatch(r.verification === undefined ? undefined : History.verificationFailure(r.verification), input.json)
-      )
-    ))
-).pipe(
-  Command.withDescription(
-    "Record a provider's own account of a change as a provider aggregate: authority codex_aggregate_event or " +
-      "managed_claude_patch_engine, provenance provider_aggregate, exactness partial (uncertain when part of it cannot be " +
-      "parsed). A malformed event is refused and nothing is recorded; the same event again is 'already recorded' " +
-      "and nothing new is written. Exit 0 recorded, 1 refused, 2 usage error."
-  ),
-  Command.withShortDescription("Ingest a Codex turn diff or a Claude tool event as a provider aggregate")
-)
+  function*(input) {
+    const History = yield* loadHistory
+    const r = yield* History.ingest(targetOf(input), {
+      format: input.format,
+      file: input.file,
+      turn: Option.getOrUndefined(input.turn),
+      id: Option.getOrUndefined(input.id),
+      verify: input.verify
+    })
+    yield* writeStdout(
+      input.json
+        ? History.renderIngestJson(r)
+        : History.renderRecordLine(r.alreadyRecorded ? "already recorded" : "ingested", r.record) +
+          (r.verification === undefined ? "" : History.renderRecordLine("verification", r.verification))
+    )
+    yield* exitOnMismatch(r.verification === undefined ? undefined : History.verificationFailure(r.verification), input.json)
+  },
+  inHistory
+).pipe(withHelp({
+  summary: "Ingest a Codex turn diff or a Claude tool event as a provider aggregate",
+  description: "Record a provider's own account of a change as a provider aggregate: authority codex_aggregate_event or " +
+    "managed_claude_patch_engine, provenance provider_aggregate, exactness partial (uncertain when part of it cannot be " +
+    "parsed). A malformed event is refused and nothing is recorded; the same event again is 'already recorded' " +
+    "and nothing new is written. Exit 0 recorded, 1 refused, 2 usage error."
+}))
 
-const verify = Command.make(
+const verify = command(
   "verify",
   {
     ...target,
-    json: jsonFlag(
+    json: jsonLineFlag(
       "{\"ok\":true,\"verification\":{...}}; a mismatch: {\"ok\":false,\"error\":{\"code\":\"verification_mismatch\"," +
         "\"message\"},\"verification\":{...}}; refused: {\"ok\":false,\"error\":{\"code\",\"message\"}}"
     ),
     recordId: Argument.String("RECORD_ID").pipe(Argument.withDescription("The provider aggregate to verify"))
   },
-  (input) =>
-    Effect.flatMap(loadHistory, (History) => History.verify(
-      { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
-      input.recordId
-    ).pipe(
-      Effect.tap((r) => writeStdout(input.json ? History.renderVerifyJson(r) : History.renderRecordLine("verification", r))),
-      failWith("verify", input.json),
-      Effect.flatMap((r) => exitOnMismatch(History.verificationFailure(r), input.json))
-    ))
-).pipe(
-  Command.withDescription(
-    "Check an ingested provider aggregate against the files in the workspace now and record the result as a " +
-      "verification record linked to it: exact when every claimed change holds, uncertain with one " +
-      "verification_mismatch warning per claim that does not. Exit 0 every claim holds, 1 a mismatch (the " +
-      "verification record is kept) or a refusal, 2 usage error."
-  ),
-  Command.withShortDescription("Verify a provider aggregate against the workspace (adds a linked record)")
-)
+  function*(input) {
+    const History = yield* loadHistory
+    const r = yield* History.verify(targetOf(input), input.recordId)
+    yield* writeStdout(input.json ? History.renderVerifyJson(r) : History.renderRecordLine("verification", r))
+    yield* exitOnMismatch(History.verificationFailure(r), input.json)
+  },
+  inHistory
+).pipe(withHelp({
+  summary: "Verify a provider aggregate against the workspace (adds a linked record)",
+  description: "Check an ingested provider aggregate against the files in the workspace now and record the result as a " +
+    "verification record linked to it: exact when every claimed change holds, uncertain with one " +
+    "verification_mismatch warning per claim that does not. Exit 0 every claim holds, 1 a mismatch (the " +
+    "verification record is kept) or a refusal, 2 usage error."
+}))
 
-const exportGit = Command.make(
+const exportGit = command(
   "export-git",
   {
     ...target,
-    json: jsonFlag(
+    json: jsonLineFlag(
       "{\"ok\":true,\"ref\",\"head\",\"exported\",\"baselines\",\"skipped\",\"gitdir\"} (head null: nothing to " +
         "export); refused: {\"ok\":false,\"error\":{\"code\",\"message\"}}"
     ),
-    gitDir: Flag.String("git-dir").pipe(
-      Flag.withMetavar("DIR"),
-      Flag.withDescription(
-        "Git directory to write objects and the ref into (default <workspace>/.git, else <workspace>/.forkjoin/git): " +
-          "a git directory, an empty folder or a new path; any other folder is refused and nothing is written"
-      ),
-      Flag.optional
+    gitDir: optionalText("git-dir", "DIR",
+      "Git directory to write objects and the ref into (default <workspace>/.git, else <workspace>/.forkjoin/git): " +
+        "a git directory, an empty folder or a new path; any other folder is refused and nothing is written"
     )
   },
-  (input) =>
-    Effect.flatMap(loadHistory, (History) => History.exportGit(
-      { workspace: input.workspace, db: Option.getOrUndefined(input.db), thread: Option.getOrUndefined(input.thread) },
-      Option.getOrUndefined(input.gitDir)
-    ).pipe(
-      Effect.flatMap((r) =>
-        writeStdout(
-          input.json
-            ? JSON.stringify({ ok: true, ...r }) + "\n"
-            : r.head === null
-            ? `nothing to export: thread has no applied records\n`
-            : `${r.ref} -> ${r.head} (${r.exported} new commits, ${r.baselines} baselines) in ${r.gitdir}\n`
-        )
-      ),
-      failWith("export-git", input.json)
-    ))
-).pipe(
-  Command.withDescription(
-    "Write each applied record of the thread (--thread, default 'cli') as a git commit on refs/forkjoin/<thread> " +
-      "(fixed author, the record's commit time, Forkjoin-Record/-Authority/-Provenance/-Exactness trailers). " +
-      "Incremental on re-run; only objects and the ref are written, never the worktree or the index."
-  ),
-  Command.withShortDescription("Export a thread's history as commits on refs/forkjoin/<thread>")
-)
+  function*(input) {
+    const History = yield* loadHistory
+    const r = yield* History.exportGit(targetOf(input), Option.getOrUndefined(input.gitDir))
+    yield* writeStdout(
+      input.json
+        ? JSON.stringify({ ok: true, ...r }) + "\n"
+        : r.head === null
+        ? `nothing to export: thread has no applied records\n`
+        : `${r.ref} -> ${r.head} (${r.exported} new commits, ${r.baselines} baselines) in ${r.gitdir}\n`
+    )
+  },
+  inHistory
+).pipe(withHelp({
+  summary: "Export a thread's history as commits on refs/forkjoin/<thread>",
+  description: "Write each applied record of the thread (--thread, default 'cli') as a git commit on refs/forkjoin/<thread> " +
+    "(fixed author, the record's commit time, Forkjoin-Record/-Authority/-Provenance/-Exactness trailers). " +
+    "Incremental on re-run; only objects and the ref are written, never the worktree or the index."
+}))
 
 /**
  * `forkjoin history`: the group of history subcommands.

@@ -4,12 +4,12 @@
  *
  * @since 0.1.0
  */
-import { ThreadId, ThreadIdInput } from "@forkjoin/schema/Ids"
+import { ThreadId } from "@forkjoin/schema/Ids"
 import { Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { optionalText, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 
 // Inlined by scripts/build.mjs from the root package.json "version".
 declare const __FORKJOIN_VERSION__: string
@@ -20,41 +20,27 @@ declare const __FORKJOIN_VERSION__: string
  * @category constructors
  * @since 0.1.0
  */
-export const mcp = Command.make(
+export const mcp = command(
   "mcp",
   {
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadIdInput),
-      Flag.withMetavar("T"),
-      Flag.withDescription("The thread every write of this server is recorded in; children are registered below it (default 'mcp')"),
-      Flag.optional
-    ),
+    ...workspaceFlags(),
+    thread: threadFlag("T", "The thread every write of this server is recorded in; children are registered below it (default 'mcp')"),
     provider: Flag.Literals("provider", ["openai", "anthropic"]).pipe(
       Flag.withDescription("The provider of run_subagents' prompt tasks (default: forkjoin.config.json models.provider, else openai)"),
       Flag.optional
     ),
-    model: Flag.String("model").pipe(
-      Flag.withMetavar("NAME"),
-      Flag.withDescription("The model of run_subagents' prompt tasks (default: forkjoin.config.json models)"),
-      Flag.optional
-    )
+    model: optionalText("model", "NAME", "The model of run_subagents' prompt tasks (default: forkjoin.config.json models)")
   },
-  Effect.fn("forkjoin.mcp")(
-    function*(input) {
-      const Mcp = yield* Effect.promise(() => import("./Mcp.ts"))
-      yield* Mcp.mcp({
-        workspace: input.workspace,
-        db: Option.getOrUndefined(input.db),
-        threadId: Option.getOrElse(input.thread, () => ThreadId.make("mcp")),
-        provider: Option.getOrUndefined(input.provider),
-        model: Option.getOrUndefined(input.model),
-        version: typeof __FORKJOIN_VERSION__ === "string" ? __FORKJOIN_VERSION__ : "0.0.0-dev"
-      })
-    },
-    (effect) => Effect.catchTag(effect, ["UsageError", "EngineError", "AutonomyError"], reportFailure("mcp", false))
-  )
+  function*(input) {
+    const Mcp = yield* Effect.promise(() => import("./Mcp.ts"))
+    yield* Mcp.mcp({
+      ...workspaceInput(input),
+      threadId: Option.getOrElse(input.thread, () => ThreadId.make("mcp")),
+      provider: Option.getOrUndefined(input.provider),
+      model: Option.getOrUndefined(input.model),
+      version: typeof __FORKJOIN_VERSION__ === "string" ? __FORKJOIN_VERSION__ : "0.0.0-dev"
+    })
+  }
 ).pipe(
   Command.withDescription(
     "Serve this workspace to an MCP client over stdio (the client starts this command). Tools: apply_patch, read_file, " +

@@ -8,6 +8,7 @@
 import { Argument, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { command } from "./internal/command.ts"
 import * as Colour from "./internal/colour.ts"
 import { CommandExit, writeStderr } from "./internal/output.ts"
 
@@ -17,18 +18,15 @@ import { CommandExit, writeStderr } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const mergeDriver = Command.make(
+export const mergeDriver = command(
   "merge-driver",
   {
     base: Argument.String("BASE").pipe(Argument.withDescription("git's %O: the common ancestor's version")),
     current: Argument.String("CURRENT").pipe(Argument.withDescription("git's %A: the current version; it receives the result")),
     other: Argument.String("OTHER").pipe(Argument.withDescription("git's %B: the other branch's version")),
-    pathName: Argument.String("PATH").pipe(
-      Argument.withDescription("git's %P: the path being merged, for messages and to tell the file's language"),
-      Argument.optional
-    )
+    pathName: Argument.String("PATH").pipe(Argument.withDescription("git's %P: the path being merged, for messages and to tell the file's language"), Argument.optional)
   },
-  Effect.fn("forkjoin.merge-driver")(function*(input) {
+  function*(input) {
     const MergeDriver = yield* Effect.promise(() => import("./MergeDriver.ts"))
     const MergeFile = yield* Effect.promise(() => import("./MergeFile.ts"))
     const request = { base: input.base, current: input.current, other: input.other, pathName: Option.getOrUndefined(input.pathName) }
@@ -45,7 +43,7 @@ export const mergeDriver = Command.make(
     yield* writeStderr(MergeDriver.renderOutcome(outcome, request))
     const exitCode = MergeDriver.driverExitCode(outcome)
     if (exitCode !== 0) return yield* new CommandExit({ exitCode })
-  })
+  }
 ).pipe(
   Command.withDescription(
     "forkjoin's merge as a git merge driver: git runs it for each path both sides changed whose .gitattributes " +

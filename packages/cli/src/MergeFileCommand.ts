@@ -9,8 +9,10 @@ import { Language } from "@forkjoin/merge/Syntax"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure, UsageError } from "./internal/errors.ts"
+import { command } from "./internal/command.ts"
+import { UsageError } from "./internal/errors.ts"
 import * as Colour from "./internal/colour.ts"
+import { jsonLineFlag } from "./internal/flags.ts"
 import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
 
 /**
@@ -19,7 +21,7 @@ import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const mergeFile = Command.make(
+export const mergeFile = command(
   "merge-file",
   {
     ours: Argument.String("OURS").pipe(Argument.withDescription("Your version; it receives the result unless -p or -o is given")),
@@ -53,55 +55,49 @@ export const mergeFile = Command.make(
       ),
       Flag.optional
     ),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription(
-        "Print one JSON line: {\"ok\":true,\"path\",\"clean\",\"conflicts\",\"method\",\"language\"?,\"reason\"?} or " +
-          "{\"ok\":false,\"error\":{\"code\",\"paths\",\"message\"}} (not with -p)"
-      ),
-      Flag.withDefault(false)
+    json: jsonLineFlag(
+      "{\"ok\":true,\"path\",\"clean\",\"conflicts\",\"method\",\"language\"?,\"reason\"?} or " +
+        "{\"ok\":false,\"error\":{\"code\",\"paths\",\"message\"}} (not with -p)"
     )
   },
-  Effect.fn("forkjoin.merge-file")(
-    function*(input) {
-      const output = Option.getOrUndefined(input.output)
-      if (input.stdout && output !== undefined) {
-        return yield* new UsageError({ message: "-p prints the result and -o writes it to a file: give one of them" })
-      }
-      if (input.stdout && input.json) {
-        return yield* new UsageError({ message: "-p prints the result on stdout, where --json prints its line: use -o FILE with --json" })
-      }
-      const MergeFile = yield* Effect.promise(() => import("./MergeFile.ts"))
-      // Grammars load only if the merge needs one (both sides changed a file in a known language).
-      const { Grammars } = yield* Effect.promise(() => import("@forkjoin/merge/Grammars"))
-      const result = yield* MergeFile.mergeFiles({
-        ours: input.ours,
-        base: input.base,
-        theirs: input.theirs,
-        output,
-        toStdout: input.stdout,
-        labels: input.labels,
-        language: Option.getOrUndefined(input.language)
-      }).pipe(
-        Effect.provide(Grammars.layer),
-        Effect.catchTag("MergeFileError", (error) =>
-          Effect.gen(function*() {
-            const out = MergeFile.failureOutput(error, input.json, input.json ? Colour.plain : Colour.forStderr())
-            if (out.stdout !== "") yield* writeStdout(out.stdout)
-            if (out.stderr !== "") yield* writeStderr(out.stderr)
-            return yield* new CommandExit({ exitCode: out.exitCode })
-          }))
-      )
-      yield* writeStderr(MergeFile.renderWarnings(result.warnings))
-      if (result.printed !== undefined) {
-        const bytes = result.printed
-        yield* Effect.sync(() => process.stdout.write(bytes))
-      }
-      if (input.json) yield* writeStdout(MergeFile.renderJson(result.report))
-      else yield* writeStderr(MergeFile.renderConflicts(result.report))
-      if (result.report.conflicts > 0) return yield* new CommandExit({ exitCode: MergeFile.conflictExitCode(result.report.conflicts) })
-    },
-    (effect, input) => Effect.catchTag(effect, "UsageError", reportFailure("merge-file", input.json))
-  )
+  function*(input) {
+    const output = Option.getOrUndefined(input.output)
+    if (input.stdout && output !== undefined) {
+      return yield* new UsageError({ message: "-p prints the result and -o writes it to a file: give one of them" })
+    }
+    if (input.stdout && input.json) {
+      return yield* new UsageError({ message: "-p prints the result on stdout, where --json prints its line: use -o FILE with --json" })
+    }
+    const MergeFile = yield* Effect.promise(() => import("./MergeFile.ts"))
+    // Grammars load only if the merge needs one (both sides changed a file in a known language).
+    const { Grammars } = yield* Effect.promise(() => import("@forkjoin/merge/Grammars"))
+    const result = yield* MergeFile.mergeFiles({
+      ours: input.ours,
+      base: input.base,
+      theirs: input.theirs,
+      output,
+      toStdout: input.stdout,
+      labels: input.labels,
+      language: Option.getOrUndefined(input.language)
+    }).pipe(
+      Effect.provide(Grammars.layer),
+      Effect.catchTag("MergeFileError", (error) =>
+        Effect.gen(function*() {
+          const out = MergeFile.failureOutput(error, input.json, input.json ? Colour.plain : Colour.forStderr())
+          if (out.stdout !== "") yield* writeStdout(out.stdout)
+          if (out.stderr !== "") yield* writeStderr(out.stderr)
+          return yield* new CommandExit({ exitCode: out.exitCode })
+        }))
+    )
+    yield* writeStderr(MergeFile.renderWarnings(result.warnings))
+    if (result.printed !== undefined) {
+      const bytes = result.printed
+      yield* Effect.sync(() => process.stdout.write(bytes))
+    }
+    if (input.json) yield* writeStdout(MergeFile.renderJson(result.report))
+    else yield* writeStderr(MergeFile.renderConflicts(result.report))
+    if (result.report.conflicts > 0) return yield* new CommandExit({ exitCode: MergeFile.conflictExitCode(result.report.conflicts) })
+  }
 ).pipe(
   Command.withDescription(
     "Three-way merge of three files, as 'git merge-file' does it: the changes from BASE to THEIRS are merged into " +

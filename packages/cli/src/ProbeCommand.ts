@@ -3,12 +3,12 @@
  *
  * @since 0.1.0
  */
-import { Command, Flag } from "effect/cli"
+import { Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Colour from "./internal/colour.ts"
-import { reportFailure } from "./internal/errors.ts"
-import { workspaceFlagOrCurrent } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, optionalText, workspaceFlagOrCurrent } from "./internal/flags.ts"
 import { CommandExit, EXIT_REJECTED, writeStderr, writeStdout } from "./internal/output.ts"
 
 /**
@@ -17,47 +17,32 @@ import { CommandExit, EXIT_REJECTED, writeStderr, writeStdout } from "./internal
  * @category constructors
  * @since 0.1.0
  */
-export const probe = Command.make(
+export const probe = command(
   "probe",
   {
     workspace: workspaceFlagOrCurrent("The workspace whose filesystem is probed; its files are never touched"),
-    out: Flag.String("out").pipe(
-      Flag.withMetavar("FILE"),
-      Flag.withDescription("Where to write the evidence (default <workspace>/.forkjoin/evidence/merge-probe.json, where 'forkjoin gate' looks)"),
-      Flag.optional
-    ),
-    sign: Flag.String("sign").pipe(
-      Flag.withMetavar("KEYFILE"),
-      Flag.withDescription("Sign the evidence (every field, createdAt included) with this Ed25519 private key (from 'forkjoin keygen')"),
-      Flag.optional
-    ),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\",\"file\",\"evidence\"}"),
-      Flag.withDefault(false)
-    )
+    out: optionalText("out", "FILE", "Where to write the evidence (default <workspace>/.forkjoin/evidence/merge-probe.json, where 'forkjoin gate' looks)"),
+    sign: optionalText("sign", "KEYFILE", "Sign the evidence (every field, createdAt included) with this Ed25519 private key (from 'forkjoin keygen')"),
+    json: jsonLineFlag("{\"ok\",\"file\",\"evidence\"}")
   },
-  Effect.fn("forkjoin.probe")(
-    function*(input) {
-      const Probe = yield* Effect.promise(() => import("./Probe.ts"))
-      const live = !input.json && process.stderr.isTTY === true
-      const palette = input.json ? Colour.plain : Colour.forStdout()
-      let done = 0
-      const report = yield* Probe.probe({
-        workspace: input.workspace,
-        out: Option.getOrUndefined(input.out),
-        sign: Option.getOrUndefined(input.sign),
-        // The crash scenarios start this same CLI in child processes.
-        forkjoin: [process.execPath, process.argv[1] ?? "forkjoin"],
-        onScenario: live
-          ? (s) => writeStderr(`  [${++done}] ${s.id}: ${s.status}\n`)
-          : undefined
-      })
-      yield* writeStdout(input.json ? Probe.renderJson(report) : Probe.renderText(report, palette))
-      if (report.evidence.status !== "passed") return yield* new CommandExit({ exitCode: EXIT_REJECTED })
-    },
-    (effect, input) =>
-      Effect.catchTag(effect, ["UsageError", "EngineError", "AutonomyError"], reportFailure("probe", input.json))
-  )
+  function*(input) {
+    const Probe = yield* Effect.promise(() => import("./Probe.ts"))
+    const live = !input.json && process.stderr.isTTY === true
+    const palette = input.json ? Colour.plain : Colour.forStdout()
+    let done = 0
+    const report = yield* Probe.probe({
+      workspace: input.workspace,
+      out: Option.getOrUndefined(input.out),
+      sign: Option.getOrUndefined(input.sign),
+      // The crash scenarios start this same CLI in child processes.
+      forkjoin: [process.execPath, process.argv[1] ?? "forkjoin"],
+      onScenario: live
+        ? (s) => writeStderr(`  [${++done}] ${s.id}: ${s.status}\n`)
+        : undefined
+    })
+    yield* writeStdout(input.json ? Probe.renderJson(report) : Probe.renderText(report, palette))
+    if (report.evidence.status !== "passed") return yield* new CommandExit({ exitCode: EXIT_REJECTED })
+  }
 ).pipe(
   Command.withDescription(
     "Run the deterministic merge probe: scripted parent and children (no model) through the real orchestrator, " +

@@ -5,11 +5,11 @@
  *
  * @since 0.1.0
  */
-import { Command, Flag } from "effect/cli"
+import { Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, optionalText, switchFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -18,47 +18,32 @@ import { writeStdout } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const repair = Command.make(
+export const repair = command(
   "repair",
   {
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    ack: Flag.String("ack").pipe(
-      Flag.withMetavar("ID"),
-      Flag.withDescription(
-        "Acknowledge an uncertain outcome (its record or transaction id, as listed) once its files were checked; " +
-          "it is then no longer listed"
-      ),
-      Flag.optional
+    ...workspaceFlags(),
+    ack: optionalText("ack", "ID",
+      "Acknowledge an uncertain outcome (its record or transaction id, as listed) once its files were checked; " +
+        "it is then no longer listed"
     ),
-    resetHistory: Flag.Boolean("reset-history").pipe(
-      Flag.withDescription(
-        "Start a new history deliberately when the workspace's history database is missing, emptied or another " +
-          "one (which forkjoin otherwise refuses with history_missing); the reset is recorded and shown by status"
-      ),
-      Flag.withDefault(false)
+    resetHistory: switchFlag("reset-history",
+      "Start a new history deliberately when the workspace's history database is missing, emptied or another " +
+        "one (which forkjoin otherwise refuses with history_missing); the reset is recorded and shown by status"
     ),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription(
-        "Print one JSON line: {\"ok\":true,\"outcomes\":[...]} plus \"uncertain\":[...], \"reset\" and \"acknowledged\" " +
-          "when there are any, or {\"ok\":false,\"error\":{...}}"
-      ),
-      Flag.withDefault(false)
+    json: jsonLineFlag(
+      "{\"ok\":true,\"outcomes\":[...]} plus \"uncertain\":[...], \"reset\" and \"acknowledged\" " +
+        "when there are any, or {\"ok\":false,\"error\":{...}}"
     )
   },
-  Effect.fn("forkjoin.repair")(
-    function*(input) {
-      const Repair = yield* Effect.promise(() => import("./Repair.ts"))
-      const result = yield* Repair.repair({
-        workspace: input.workspace,
-        db: Option.getOrUndefined(input.db),
-        ack: Option.getOrUndefined(input.ack),
-        resetHistory: input.resetHistory
-      })
-      yield* writeStdout(input.json ? Repair.renderJson(result) : Repair.renderText(result))
-    },
-    (effect, input) => Effect.catch(effect, reportFailure("repair", input.json))
-  )
+  function*(input) {
+    const Repair = yield* Effect.promise(() => import("./Repair.ts"))
+    const result = yield* Repair.repair({
+      ...workspaceInput(input),
+      ack: Option.getOrUndefined(input.ack),
+      resetHistory: input.resetHistory
+    })
+    yield* writeStdout(input.json ? Repair.renderJson(result) : Repair.renderText(result))
+  }
 ).pipe(
   Command.withDescription(
     "Finish, undo or flag every change a crashed forkjoin process left half-done: all files at their new " +

@@ -3,11 +3,11 @@
  *
  * @since 0.1.0
  */
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, optionalText, switchFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -16,36 +16,27 @@ import { writeStdout } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const resolve = Command.make(
+export const resolve = command(
   "resolve",
   {
     conflictId: Argument.String("CONFLICT_ID").pipe(Argument.withDescription("The conflict, as 'forkjoin conflicts' lists it (<run-id>/<task-id>:<path>, or a held rollback's rollback:<transaction-id>:<path>; ids whole or shortened)")),
-    apply: Flag.Boolean("apply").pipe(Flag.withDescription("Take the child's side of the conflicting lines onto the file as it is now (a binary, deleted, added or moved file: the child's whole version, only if the file is still what the join saw)"), Flag.withDefault(false)),
-    discard: Flag.Boolean("discard").pipe(Flag.withDescription("Keep the live file; drop the child's change to this path"), Flag.withDefault(false)),
-    content: Flag.String("content").pipe(Flag.withMetavar("FILE"), Flag.withDescription("Write FILE's bytes as the merged result, over the file as it is now"), Flag.optional),
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"transactionId\"?,\"outcome\"?,\"rollbackOf\"?,\"openConflicts\"?,\"repairs\"?} (rollbackOf and openConflicts for a rollback's conflict; repairs when a crash repair ran first) or {\"ok\":false,\"error\":{...}}"),
-      Flag.withDefault(false)
-    )
+    apply: switchFlag("apply", "Take the child's side of the conflicting lines onto the file as it is now (a binary, deleted, added or moved file: the child's whole version, only if the file is still what the join saw)"),
+    discard: switchFlag("discard", "Keep the live file; drop the child's change to this path"),
+    content: optionalText("content", "FILE", "Write FILE's bytes as the merged result, over the file as it is now"),
+    ...workspaceFlags(),
+    json: jsonLineFlag("{\"ok\":true,\"transactionId\"?,\"outcome\"?,\"rollbackOf\"?,\"openConflicts\"?,\"repairs\"?} (rollbackOf and openConflicts for a rollback's conflict; repairs when a crash repair ran first) or {\"ok\":false,\"error\":{...}}")
   },
-  Effect.fn("forkjoin.resolve")(
-    function*(input) {
-      const Conflicts = yield* Effect.promise(() => import("./Conflicts.ts"))
-      const r = yield* Conflicts.resolve({
-        conflictId: input.conflictId,
-        workspace: input.workspace,
-        db: Option.getOrUndefined(input.db),
-        apply: input.apply,
-        discard: input.discard,
-        content: Option.getOrUndefined(input.content)
-      })
-      yield* writeStdout(input.json ? Conflicts.renderResolveJson(r) : Conflicts.renderResolveText(r))
-    },
-    (effect, input) =>
-      Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError", "HistoryCommandError"], reportFailure("resolve", input.json))
-  )
+  function*(input) {
+    const Conflicts = yield* Effect.promise(() => import("./Conflicts.ts"))
+    const r = yield* Conflicts.resolve({
+      conflictId: input.conflictId,
+      ...workspaceInput(input),
+      apply: input.apply,
+      discard: input.discard,
+      content: Option.getOrUndefined(input.content)
+    })
+    yield* writeStdout(input.json ? Conflicts.renderResolveJson(r) : Conflicts.renderResolveText(r))
+  }
 ).pipe(
   Command.withDescription(
     "Close one conflict through the engine (transaction conflict_resolution:<conflict-id>): --apply takes the " +

@@ -3,12 +3,12 @@
  *
  * @since 0.1.0
  */
-import { ThreadId, ThreadIdInput } from "@forkjoin/schema/Ids"
-import { Argument, Command, Flag } from "effect/cli"
+import { ThreadId } from "@forkjoin/schema/Ids"
+import { Argument, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, switchFlag, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -17,7 +17,7 @@ import { writeStdout } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const rollback = Command.make(
+export const rollback = command(
   "rollback",
   {
     transactionId: Argument.String("TARGET").pipe(
@@ -26,38 +26,21 @@ export const rollback = Command.make(
           "transaction) or #N (the record 'forkjoin history timeline' numbers N); ids whole or shortened as text output shows them"
       )
     ),
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadIdInput),
-      Flag.withMetavar("ID"),
-      Flag.withDescription("Thread recorded with the rollback (default 'cli')"),
-      Flag.optional
-    ),
-    strict: Flag.Boolean("strict").pipe(
-      Flag.withDescription("Refuse with rollback_drift, nothing written, when a path changed after the transaction, instead of merging"),
-      Flag.withDefault(false)
-    ),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"record\":{...},\"mergedPaths\":[...]} (plus \"repairs\":[...] when a crash repair ran first) or {\"ok\":false,\"error\":{\"code\",\"paths\",\"message\"}}"),
-      Flag.withDefault(false)
-    )
+    ...workspaceFlags(),
+    thread: threadFlag("ID", "Thread recorded with the rollback (default 'cli')"),
+    strict: switchFlag("strict", "Refuse with rollback_drift, nothing written, when a path changed after the transaction, instead of merging"),
+    json: jsonLineFlag("{\"ok\":true,\"record\":{...},\"mergedPaths\":[...]} (plus \"repairs\":[...] when a crash repair ran first) or {\"ok\":false,\"error\":{\"code\",\"paths\",\"message\"}}")
   },
-  Effect.fn("forkjoin.rollback")(
-    function*(input) {
-      const Rollback = yield* Effect.promise(() => import("./Rollback.ts"))
-      const result = yield* Rollback.rollback({
-        transactionId: input.transactionId,
-        workspace: input.workspace,
-        db: Option.getOrUndefined(input.db),
-        threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli")),
-        strict: input.strict
-      })
-      yield* writeStdout(input.json ? Rollback.renderJson(result) : Rollback.renderText(result))
-    },
-    (effect, input) =>
-      Effect.catchTag(effect, ["UsageError", "EngineError", "OrchestratorError", "HistoryCommandError"], reportFailure("rollback", input.json))
-  )
+  function*(input) {
+    const Rollback = yield* Effect.promise(() => import("./Rollback.ts"))
+    const result = yield* Rollback.rollback({
+      transactionId: input.transactionId,
+      ...workspaceInput(input),
+      threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli")),
+      strict: input.strict
+    })
+    yield* writeStdout(input.json ? Rollback.renderJson(result) : Rollback.renderText(result))
+  }
 ).pipe(
   Command.withDescription(
     "Undo exactly one transaction as a new one (rollback:<id>), restoring each path's earlier content through " +

@@ -4,12 +4,12 @@
  *
  * @since 0.1.0
  */
-import { ThreadId, ThreadIdInput } from "@forkjoin/schema/Ids"
-import { Argument, Command, Flag } from "effect/cli"
+import { ThreadId } from "@forkjoin/schema/Ids"
+import { Argument, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, optionalText, switchFlag, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
 
 /**
@@ -19,68 +19,48 @@ import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const run = Command.make(
+export const run = command(
   "run",
   {
     planFile: Argument.String("PLAN.json").pipe(
       Argument.withDescription("Plan file (schemaVersion 1): the tasks to run as children, and how to join them"),
       Argument.optional
     ),
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    resume: Flag.String("resume").pipe(
-      Flag.withMetavar("RUN_ID"),
-      Flag.withDescription("Finish the join of a run a crash interrupted ('forkjoin status' lists them; the id whole or shortened); every child is applied at most once"),
-      Flag.optional
+    ...workspaceFlags(),
+    resume: optionalText("resume", "RUN_ID", "Finish the join of a run a crash interrupted ('forkjoin status' lists them; the id whole or shortened); every child is applied at most once"),
+    thread: threadFlag("ID", "The caller's thread; the run's thread is registered below it (default 'cli')"),
+    json: jsonLineFlag(
+      "{\"ok\",\"runId\",\"mergePlan\",\"results\",\"mergeExecution\":{\"status\",\"outcomes\"},\"conflicts\",\"finish\"} " +
+        "(with --export-only: {\"ok\",\"runId\",\"results\"}), plus \"gate\" (the promotion gate's decision) when the plan has mutating tasks; both end with \"repairs\":[...] when a crash repair ran first"
     ),
-    thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadIdInput),
-      Flag.withMetavar("ID"),
-      Flag.withDescription("The caller's thread; the run's thread is registered below it (default 'cli')"),
-      Flag.optional
-    ),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription(
-        "Print one JSON line: {\"ok\",\"runId\",\"mergePlan\",\"results\",\"mergeExecution\":{\"status\",\"outcomes\"},\"conflicts\",\"finish\"} " +
-          "(with --export-only: {\"ok\",\"runId\",\"results\"}), plus \"gate\" (the promotion gate's decision) when the plan has mutating tasks; both end with \"repairs\":[...] when a crash repair ran first"
-      ),
-      Flag.withDefault(false)
-    ),
-    exportOnly: Flag.Boolean("export-only").pipe(
-      Flag.withDescription("Run the children and print their changesets without joining them; the workspace is not written"),
-      Flag.withDefault(false)
-    )
+    exportOnly: switchFlag("export-only", "Run the children and print their changesets without joining them; the workspace is not written")
   },
-  Effect.fn("forkjoin.run")(
-    function*(input) {
-      // Loaded on demand, like every command but apply/repair: start-up only pays for what runs.
-      const Run = yield* Effect.promise(() => import("./Run.ts"))
-      const result = yield* Run.run({
-        planFile: Option.getOrUndefined(input.planFile),
-        resume: Option.getOrUndefined(input.resume),
-        workspace: input.workspace,
-        db: Option.getOrUndefined(input.db),
-        exportOnly: input.exportOnly,
-        threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli")),
-        // Live progress only for a person at a terminal; --json and pipes stay quiet.
-        progress: !input.json && process.stderr.isTTY === true ? (line: string) => writeStderr(`  ${line}\n`) : undefined,
-        shortIds: !input.json
-      }).pipe(
-        // Ctrl-C: running children are interrupted and write nothing; a join stops between
-        // children's transactions, like a crash, and stays resumable.
-        Effect.onInterrupt(() =>
-          writeStderr(
-            "forkjoin run was interrupted: nothing more is written. If the join had started, 'forkjoin status' lists the " +
-              "run and 'forkjoin run --resume RUN_ID' finishes it.\n"
-          )
+  function*(input) {
+    // Loaded on demand, like every command but apply/repair: start-up only pays for what runs.
+    const Run = yield* Effect.promise(() => import("./Run.ts"))
+    const result = yield* Run.run({
+      planFile: Option.getOrUndefined(input.planFile),
+      resume: Option.getOrUndefined(input.resume),
+      ...workspaceInput(input),
+      exportOnly: input.exportOnly,
+      threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli")),
+      // Live progress only for a person at a terminal; --json and pipes stay quiet.
+      progress: !input.json && process.stderr.isTTY === true ? (line: string) => writeStderr(`  ${line}\n`) : undefined,
+      shortIds: !input.json
+    }).pipe(
+      // Ctrl-C: running children are interrupted and write nothing; a join stops between
+      // children's transactions, like a crash, and stays resumable.
+      Effect.onInterrupt(() =>
+        writeStderr(
+          "forkjoin run was interrupted: nothing more is written. If the join had started, 'forkjoin status' lists the " +
+            "run and 'forkjoin run --resume RUN_ID' finishes it.\n"
         )
       )
-      yield* writeStdout(input.json ? Run.renderJson(result) : Run.renderText(result))
-      const code = Run.exitCodeOf(result)
-      if (code !== 0) return yield* new CommandExit({ exitCode: code })
-    },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "RunFailed", "EngineError", "OrchestratorError", "AutonomyError", "HistoryCommandError"], reportFailure("run", input.json))
-  )
+    )
+    yield* writeStdout(input.json ? Run.renderJson(result) : Run.renderText(result))
+    const code = Run.exitCodeOf(result)
+    if (code !== 0) return yield* new CommandExit({ exitCode: code })
+  }
 ).pipe(
   Command.withDescription(
     "Run a plan's children and join them into the workspace. Mutating tasks stage their edits in an overlay " +

@@ -3,11 +3,10 @@
  *
  * @since 0.1.0
  */
-import { Command, Flag } from "effect/cli"
+import { Command } from "effect/cli"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -16,25 +15,18 @@ import { writeStdout } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const runs = Command.make(
+export const runs = command(
   "runs",
   {
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"runs\":[{\"run\":{runId,status,threadId,callerThreadId,outcomes,createdAt,...},\"agentId\"}]}"),
-      Flag.withDefault(false)
-    )
+    ...workspaceFlags(),
+    json: jsonLineFlag("{\"ok\":true,\"runs\":[{\"run\":{runId,status,threadId,callerThreadId,outcomes,createdAt,...},\"agentId\"}]}")
   },
-  Effect.fn("forkjoin.runs")(
-    function*(input) {
-      const Runs = yield* Effect.promise(() => import("./Runs.ts"))
-      const request = { workspace: input.workspace, db: Option.getOrUndefined(input.db) }
-      const entries = yield* Runs.list(request)
-      yield* writeStdout(input.json ? Runs.renderJson(entries) : Runs.renderText(entries, yield* Runs.displayIds(request)))
-    },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "HistoryCommandError"], reportFailure("runs", input.json))
-  )
+  function*(input) {
+    const Runs = yield* Effect.promise(() => import("./Runs.ts"))
+    const request = workspaceInput(input)
+    const entries = yield* Runs.list(request)
+    yield* writeStdout(input.json ? Runs.renderJson(entries) : Runs.renderText(entries, yield* Runs.displayIds(request)))
+  }
 ).pipe(
   Command.withDescription(
     "List the joins of this workspace, oldest first, whoever started them (forkjoin run, forkjoin agent, forkjoin mcp): " +

@@ -7,6 +7,7 @@
 import { Argument, Command } from "effect/cli"
 import * as Effect from "effect/Effect"
 import type * as SchemaModule from "./Schema.ts"
+import { command } from "./internal/command.ts"
 import { writeStdout } from "./internal/output.ts"
 
 // Kept here, not read from Schema.ts, so parsing and help do not load the schemas;
@@ -21,7 +22,7 @@ const NAMES = ["plan", "changeset", "record", "codex-turn-diff", "claude-tool-ev
  * @category constructors
  * @since 0.1.0
  */
-export const schema = Command.make(
+export const schema = command(
   "schema",
   {
     name: Argument.Literals("NAME", NAMES).pipe(
@@ -32,11 +33,11 @@ export const schema = Command.make(
       )
     )
   },
-  Effect.fn("forkjoin.schema")(function*(input) {
+  function*(input) {
     // Loaded on demand, like every command but apply/repair: start-up only pays for what runs.
     const Schema = yield* Effect.promise(() => import("./Schema.ts"))
     yield* writeStdout(Schema.render(input.name))
-  })
+  }
 ).pipe(
   Command.withDescription(
     "Print the JSON Schema (draft 2020-12) of a file forkjoin reads or writes, generated from the schema that " +

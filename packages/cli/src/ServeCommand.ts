@@ -4,13 +4,13 @@
  *
  * @since 0.1.0
  */
-import { ThreadId, ThreadIdInput } from "@forkjoin/schema/Ids"
+import { ThreadId } from "@forkjoin/schema/Ids"
 import { Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonFlag, switchFlag, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 
 /**
  * `forkjoin serve --workspace DIR [--db FILE] [--host H] [--port N] [--allow-remote] [--host-name NAME]... [--open-url [--thread T]] [--json]`.
@@ -18,11 +18,10 @@ import { dbFlag, workspaceFlag } from "./internal/flags.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const serve = Command.make(
+export const serve = command(
   "serve",
   {
-    workspace: workspaceFlag(),
-    db: dbFlag,
+    ...workspaceFlags(),
     host: Flag.String("host").pipe(
       Flag.withMetavar("H"),
       Flag.withDescription("Address to bind (default 127.0.0.1; a non-loopback address needs --allow-remote)"),
@@ -34,10 +33,7 @@ export const serve = Command.make(
       Flag.withDescription("Port (default 7420; 0 picks a free one)"),
       Flag.withDefault(7420)
     ),
-    allowRemote: Flag.Boolean("allow-remote").pipe(
-      Flag.withDescription("Allow binding a non-loopback address (anyone who can reach it still needs a token)"),
-      Flag.withDefault(false)
-    ),
+    allowRemote: switchFlag("allow-remote", "Allow binding a non-loopback address (anyone who can reach it still needs a token)"),
     hostName: Flag.String("host-name").pipe(
       Flag.withMetavar("NAME"),
       Flag.withDescription(
@@ -46,37 +42,22 @@ export const serve = Command.make(
       ),
       Flag.atLeast(0)
     ),
-    openUrl: Flag.Boolean("open-url").pipe(
-      Flag.withDescription("Also print a one-time login URL for the web page (its code is exchanged for a session token)"),
-      Flag.withDefault(false)
-    ),
-    thread: Flag.String("thread").pipe(
-      Flag.withSchema(ThreadIdInput),
-      Flag.withMetavar("ID"),
-      Flag.withDescription("The thread the --open-url session sees, with its descendants (default 'cli', as 'forkjoin run')"),
-      Flag.optional
-    ),
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print the address as one JSON line: {\"url\":\"http://HOST:PORT\"} (plus \"loginUrl\" with --open-url)"),
-      Flag.withDefault(false)
-    )
+    openUrl: switchFlag("open-url", "Also print a one-time login URL for the web page (its code is exchanged for a session token)"),
+    thread: threadFlag("ID", "The thread the --open-url session sees, with its descendants (default 'cli', as 'forkjoin run')"),
+    json: jsonFlag("Print the address as one JSON line: {\"url\":\"http://HOST:PORT\"} (plus \"loginUrl\" with --open-url)")
   },
-  Effect.fn("forkjoin.serve")(
-    function*(input) {
-      const Serve = yield* Effect.promise(() => import("./Serve.ts"))
-      yield* Serve.serve({
-        workspace: input.workspace,
-        db: Option.getOrUndefined(input.db),
-        host: input.host,
-        port: input.port,
-        allowRemote: input.allowRemote,
-        hostNames: input.hostName,
-        loginThread: input.openUrl ? Option.getOrElse(input.thread, () => ThreadId.make("cli")) : undefined,
-        json: input.json
-      })
-    },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError"], reportFailure("serve", input.json))
-  )
+  function*(input) {
+    const Serve = yield* Effect.promise(() => import("./Serve.ts"))
+    yield* Serve.serve({
+      ...workspaceInput(input),
+      host: input.host,
+      port: input.port,
+      allowRemote: input.allowRemote,
+      hostNames: input.hostName,
+      loginThread: input.openUrl ? Option.getOrElse(input.thread, () => ThreadId.make("cli")) : undefined,
+      json: input.json
+    })
+  }
 ).pipe(
   Command.withDescription(
     "Serve the workspace over HTTP until interrupted: one resident process that keeps the engine and the history " +

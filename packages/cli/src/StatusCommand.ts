@@ -3,11 +3,10 @@
  *
  * @since 0.1.0
  */
-import { Command, Flag } from "effect/cli"
+import { Command } from "effect/cli"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
 /**
@@ -16,27 +15,22 @@ import { writeStdout } from "./internal/output.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const status = Command.make(
+export const status = command(
   "status",
   {
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription(
-        "Print one JSON line: {\"ok\":true,\"interruptedRuns\":[...],\"openConflicts\":[...],\"verificationFailures\":[...],\"uncertainOutcomes\":[...]," +
-          "\"historyResets\":[...],\"repairs\":[...]}, with \"moved\":{\"from\",\"to\"} on the first run after the workspace was moved"
-      ),
-      Flag.withDefault(false)
+    ...workspaceFlags(),
+    json: jsonLineFlag(
+      "{\"ok\":true,\"interruptedRuns\":[...],\"openConflicts\":[...],\"verificationFailures\":[...],\"uncertainOutcomes\":[...]," +
+        "\"historyResets\":[...],\"repairs\":[...]}, with \"moved\":{\"from\",\"to\"} on the first run after the workspace was moved"
     )
   },
-  Effect.fn("forkjoin.status")(
-    function*(input) {
-      const Status = yield* Effect.promise(() => import("./Status.ts"))
-      const report = yield* Status.status({ workspace: input.workspace, db: Option.getOrUndefined(input.db) })
-      yield* writeStdout(input.json ? Status.renderJson(report) : Status.renderText(report))
-    },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "HistoryCommandError"], reportFailure("status", input.json))
-  )
+  function*(input) {
+    const Status = yield* Effect.promise(() => import("./Status.ts"))
+    const report = yield* Status.status(workspaceInput(input))
+    yield* writeStdout(input.json ? Status.renderJson(report) : Status.renderText(report))
+  },
+  // Not OrchestratorError: a failure to list unfinished rollbacks ends the process as it always did.
+  { reports: ["UsageError", "EngineError", "HistoryCommandError"] }
 ).pipe(
   Command.withDescription(
     "Show what needs attention: joins a crash interrupted (finish them with 'forkjoin run --resume RUN_ID'), " +

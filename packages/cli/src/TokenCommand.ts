@@ -7,11 +7,11 @@ import { ThreadIdInput } from "@forkjoin/schema/Ids"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { reportFailure } from "./internal/errors.ts"
-import { dbFlag, workspaceFlag } from "./internal/flags.ts"
+import { command } from "./internal/command.ts"
+import { jsonLineFlag, optionalText, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 import { writeStdout } from "./internal/output.ts"
 
-const create = Command.make(
+const create = command(
   "create",
   {
     thread: Flag.String("thread").pipe(
@@ -19,31 +19,20 @@ const create = Command.make(
       Flag.withMetavar("T"),
       Flag.withDescription("The thread the token is bound to: it sees that thread and the threads registered below it (required)")
     ),
-    ttl: Flag.String("ttl").pipe(
-      Flag.withMetavar("D"),
-      Flag.withDescription("Lifetime, like 30m, 24h, 7d (default 24h)"),
-      Flag.optional
-    ),
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"tokenId\",\"token\",\"thread\",\"expiresAt\"}"),
-      Flag.withDefault(false)
-    )
+    ttl: optionalText("ttl", "D", "Lifetime, like 30m, 24h, 7d (default 24h)"),
+    ...workspaceFlags(),
+    json: jsonLineFlag("{\"tokenId\",\"token\",\"thread\",\"expiresAt\"}")
   },
-  Effect.fn("forkjoin.token.create")(
-    function*(input) {
-      const Token = yield* Effect.promise(() => import("./Token.ts"))
-      const issued = yield* Token.create({
-        workspace: input.workspace,
-        db: Option.getOrUndefined(input.db),
-        thread: input.thread,
-        ttl: Option.getOrUndefined(input.ttl)
-      })
-      yield* writeStdout(input.json ? JSON.stringify(issued) + "\n" : Token.renderCreated(issued))
-    },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "HistoryCommandError"], reportFailure("token create", input.json))
-  )
+  function*(input) {
+    const Token = yield* Effect.promise(() => import("./Token.ts"))
+    const issued = yield* Token.create({
+      ...workspaceInput(input),
+      thread: input.thread,
+      ttl: Option.getOrUndefined(input.ttl)
+    })
+    yield* writeStdout(input.json ? JSON.stringify(issued) + "\n" : Token.renderCreated(issued))
+  },
+  { group: "token" }
 ).pipe(
   Command.withDescription(
     "Issue a bearer token for 'forkjoin serve', bound to one thread. The token is printed once, alone on the last " +
@@ -52,27 +41,21 @@ const create = Command.make(
   Command.withShortDescription("Issue a bearer token bound to a thread")
 )
 
-const revoke = Command.make(
+const revoke = command(
   "revoke",
   {
     tokenId: Argument.String("TOKEN_ID").pipe(Argument.withDescription("The token's id (printed by 'token create')")),
-    workspace: workspaceFlag(),
-    db: dbFlag,
-    json: Flag.Boolean("json").pipe(
-      Flag.withDescription("Print one JSON line: {\"ok\":true,\"tokenId\",\"thread\",\"revokedAt\"}"),
-      Flag.withDefault(false)
+    ...workspaceFlags(),
+    json: jsonLineFlag("{\"ok\":true,\"tokenId\",\"thread\",\"revokedAt\"}")
+  },
+  function*(input) {
+    const Token = yield* Effect.promise(() => import("./Token.ts"))
+    const revoked = yield* Token.revoke({ ...workspaceInput(input), tokenId: input.tokenId })
+    yield* writeStdout(
+      input.json ? JSON.stringify({ ok: true, ...revoked }) + "\n" : `revoked token ${revoked.tokenId} (thread '${revoked.thread}')\n`
     )
   },
-  Effect.fn("forkjoin.token.revoke")(
-    function*(input) {
-      const Token = yield* Effect.promise(() => import("./Token.ts"))
-      const revoked = yield* Token.revoke({ workspace: input.workspace, db: Option.getOrUndefined(input.db), tokenId: input.tokenId })
-      yield* writeStdout(
-        input.json ? JSON.stringify({ ok: true, ...revoked }) + "\n" : `revoked token ${revoked.tokenId} (thread '${revoked.thread}')\n`
-      )
-    },
-    (effect, input) => Effect.catchTag(effect, ["UsageError", "EngineError", "HistoryCommandError"], reportFailure("token revoke", input.json))
-  )
+  { group: "token" }
 ).pipe(
   Command.withDescription("Revoke a token: a running gateway refuses it from its next request. Exit 0, 1 unknown token, 2 usage error."),
   Command.withShortDescription("Revoke a bearer token")

@@ -19,7 +19,7 @@ import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import { encodeChangeset } from "@forkjoin/runtime/Session"
 import type { GateDecision } from "@forkjoin/schema/Autonomy"
 import { type EnvironmentId, MergeRunIdInput, type ThreadId } from "@forkjoin/schema/Ids"
-import type { ChildOutcome, ChildRefusal } from "@forkjoin/schema/MergeRun"
+import { type ChildOutcome, type ChildOutcomeStatus, type ChildRefusal, classOf } from "@forkjoin/schema/MergeRun"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -303,12 +303,20 @@ export const renderJson = (result: RunResult): string => {
 
 const pad = (s: string, n: number) => s + " ".repeat(Math.max(1, n - s.length))
 
-const LANDED: ReadonlySet<string> = new Set(["applied", "auto_merged", "resolved"])
-const HELD: ReadonlySet<string> = new Set(["pending", "conflicted_unresolved", "baseline_drift", "baseline_unverifiable", "missing_changeset", "discarded"])
-
-/** A child's status in colour: landed green, held back (conflict, drift) yellow, refused or failed red, `noop` plain. */
-const statusColour = (palette: Colour.Palette, status: string): string =>
-  LANDED.has(status) ? palette.green(status) : HELD.has(status) ? palette.yellow(status) : status === "noop" ? status : palette.red(status)
+/** A child's status in colour: landed green, held back (conflict, drift) or discarded yellow, refused or failed red, `noop` plain. */
+const statusColour = (palette: Colour.Palette, status: ChildOutcomeStatus): string => {
+  switch (classOf(status)) {
+    case "landed":
+      return palette.green(status)
+    case "held":
+    case "dropped":
+      return palette.yellow(status)
+    case "unchanged":
+      return status
+    case "failed":
+      return palette.red(status)
+  }
+}
 
 /**
  * Human output: export-only lists each child and its changeset entries; a run prints the
@@ -364,7 +372,7 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
       ? transaction === undefined ? `merged: ${mergedDetail(c)}` : `${transaction} (merged: ${mergedDetail(c)})`
       : c.failedPath !== undefined
       ? `${c.failedPath}: ${c.reason ?? ""}`
-      : LANDED.has(c.status)
+      : classOf(c.status) === "landed"
       ? transaction ?? c.reason ?? ""
       : c.reason ?? transaction ?? ""
     // Padded first: colour codes must not count towards the column width.

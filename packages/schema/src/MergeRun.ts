@@ -72,6 +72,73 @@ export const ChildOutcomeStatus = Schema.Literals([
 export type ChildOutcomeStatus = typeof ChildOutcomeStatus.Type
 
 /**
+ * How a child's outcome stands, for every reader (the join, the command line, the page):
+ * `landed` (its change is in the workspace), `unchanged` (it had nothing to apply), `dropped`
+ * (its conflicts were discarded: nothing more to do, nothing landed), `held` (it waits on
+ * something: the join, a conflict to resolve, a baseline or changeset to fix) or `failed`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ChildOutcomeClass = Schema.Literals(["landed", "unchanged", "dropped", "held", "failed"])
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ChildOutcomeClass = typeof ChildOutcomeClass.Type
+
+// Exhaustive: a new status fails the typecheck until it is classified here.
+const CLASSES: { readonly [S in ChildOutcomeStatus]: ChildOutcomeClass } = {
+  pending: "held",
+  applied: "landed",
+  auto_merged: "landed",
+  noop: "unchanged",
+  baseline_drift: "held",
+  baseline_unverifiable: "held",
+  invalid_changeset_path: "failed",
+  path_refused: "failed",
+  scope_violation: "failed",
+  apply_failed_rolled_back: "failed",
+  verification_failed_rolled_back: "failed",
+  verification_failed: "failed",
+  conflicted_unresolved: "held",
+  missing_changeset: "held",
+  invalid_changeset: "failed",
+  discarded: "dropped",
+  resolved: "landed"
+}
+
+/**
+ * The class of a child outcome's status.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const classOf = (status: ChildOutcomeStatus): ChildOutcomeClass => CLASSES[status]
+
+/**
+ * The statuses of `classes`, in the schema's order.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const statusesOf = (...classes: ReadonlyArray<ChildOutcomeClass>): ReadonlyArray<ChildOutcomeStatus> =>
+  ChildOutcomeStatus.literals.filter((status) => classes.includes(CLASSES[status]))
+
+/**
+ * Whether a child with this status needs nothing more: it landed, had nothing to apply, or
+ * was discarded.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const isSettled = (status: ChildOutcomeStatus): boolean => {
+  const c = CLASSES[status]
+  return c === "landed" || c === "unchanged" || c === "dropped"
+}
+
+/**
  * One action of a child that was refused: its 1-based `step` in the child's trace
  * (`trace.json`), the `tool` it called, the `path` refused (as the child wrote it; absent when
  * the refusal names none) and the refusal's stable `code`.

@@ -10,6 +10,13 @@
  * rollbacks (`/v1/conflicts`, those of kind `rollback`), grouped by the transaction rolled
  * back, with the same resolve buttons as a join's.
  */
+import { type ChildOutcomeClass, statusesOf } from "@forkjoin/schema/MergeRun"
+
+// A child's status is coloured by its class (landed green; held back or failed red); the run's
+// own statuses (`applied`, `blocked`, `failed`) after it.
+const statusRule = (cls: ChildOutcomeClass, colour: string): string =>
+  `${statusesOf(cls).map((s) => `.status-${s}`).join(",")}{color:var(--${colour})}`
+
 export const PAGE_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>forkjoin — history</title>
@@ -26,7 +33,7 @@ button{font:inherit;padding:2px 8px;border:1px solid var(--line);border-radius:4
 button:hover{background:var(--bg)}.rec{cursor:pointer}.rec:hover{background:var(--bg)}
 .mono,pre{font:12px/1.35 ui-monospace,SFMono-Regular,monospace}pre{margin:4px 0;white-space:pre-wrap;word-break:break-all}
 .tag{display:inline-block;font-size:11px;padding:0 5px;border-radius:8px;background:var(--bg);border:1px solid var(--line);margin-left:4px}
-.status-applied,.status-resolved,.status-auto_merged{color:var(--ok)}.status-blocked,.status-conflicted_unresolved,.status-failed{color:var(--bad)}
+${statusRule("landed", "ok")}${statusRule("held", "bad")}${statusRule("failed", "bad")}.status-applied{color:var(--ok)}.status-blocked,.status-failed{color:var(--bad)}
 .turn{margin-top:6px;font-weight:600;color:var(--mute);font-size:12px}.add{background:var(--add)}.del{background:var(--del)}.hunk{color:var(--mute)}
 .conflict{border:1px solid var(--warn);background:#fffdf0;padding:6px;margin:6px 0;border-radius:4px}
 #login{padding:24px;max-width:560px}#login input{width:100%;padding:6px;font:12px ui-monospace,monospace}

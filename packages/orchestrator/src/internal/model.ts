@@ -20,6 +20,7 @@ import {
   TransactionId,
   TurnId
 } from "@forkjoin/schema"
+import { statusesOf } from "@forkjoin/schema/MergeRun"
 import { utcTimestampFromMillis } from "@forkjoin/schema/UtcTimestamp"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -66,7 +67,7 @@ export interface Joined {
  * @category models
  * @since 0.1.0
  */
-export const SETTLED: ReadonlySet<ChildOutcomeStatus> = new Set(["applied", "auto_merged", "noop", "resolved", "discarded"])
+export const SETTLED: ReadonlySet<ChildOutcomeStatus> = new Set(statusesOf("landed", "unchanged", "dropped"))
 
 /**
  * The merge status of a run from its outcomes: `blocked` while a child holds open conflicts,

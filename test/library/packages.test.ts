@@ -19,7 +19,7 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ["runtime"],
   ["merge", "autonomy"],
   ["orchestrator"],
-  ["drivers", "gateway", "probes"],
+  ["drivers", "gateway", "probes", "cluster"],
   ["cli"]
 ]
 const layerOf = (name: string): number => LAYERS.findIndex((layer) => layer.includes(name))

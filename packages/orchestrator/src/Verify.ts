@@ -12,8 +12,8 @@
  * close (a background process it leaves keeps them open; it is ended too). The command's last
  * output lines are kept in the child's artifacts.
  *
- * Owns running the command, keeping its log and the verification's outcome. Does not own the
- * rollback (`Rollback`).
+ * Owns the command's log and the verification's outcome; running it is `@forkjoin/runtime/Command`
+ * (shared with a task's `childVerify`). Does not own the rollback (`Rollback`).
  *
  * @since 0.1.0
  */
@@ -30,24 +30,14 @@ import {
   TransactionId,
   type VerifyCommand
 } from "@forkjoin/schema"
+import * as Command from "@forkjoin/runtime/Command"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { killGroup } from "./ChildProcesses.ts"
 import { type Joined, runThread, SETTLED, transactionOf } from "./internal/model.ts"
 import { storeFailure } from "./OrchestratorError.ts"
 import * as Rollback from "./Rollback.ts"
-
-/** Lines of output kept from a verification run. */
-const TAIL_LINES = 40
-
-/**
- * How long output is still read after the command exited and its group was killed: only a
- * process that left the group (its own session) can hold the pipes that long.
- */
-const DRAIN_MS = 1000
 
 /**
  * The outcome of one verification: passed or not, a one-line summary and where the log is.
@@ -81,78 +71,24 @@ export const logFile = (runDirectory: string, childId?: TaskId): string =>
  * @since 0.1.0
  */
 export const run = (verify: VerifyCommand, cwd: string, log: string): Effect.Effect<VerifyResult> =>
-  Effect.callback<VerifyResult>((resume) => {
-    const [command, ...args] = verify.command
-    const output: Array<string> = []
-    const keep = (chunk: Buffer) => {
-      output.push(...chunk.toString("utf8").split(/\r?\n/))
-      if (output.length > TAIL_LINES * 4) output.splice(0, output.length - TAIL_LINES)
-    }
-    const finish = (ok: boolean, summary: string) => {
-      const tail = output.filter((l, i) => l !== "" || i < output.length - 1).slice(-TAIL_LINES)
+  Command.run({ argv: verify.command, cwd, timeoutMs: verify.timeoutMs }).pipe(
+    Effect.map((result) => {
+      const summary = result._tag === "passed"
+        ? "verification passed"
+        : result._tag === "timed_out"
+        ? `verification timed out after ${verify.timeoutMs} ms`
+        : result._tag === "not_started"
+        ? `verification command '${verify.command[0]}' could not start (${result.error.message})`
+        : `verification failed (${Command.describeEnd(result)})`
       try {
         fs.mkdirSync(path.dirname(log), { recursive: true })
-        fs.writeFileSync(log, [`$ ${verify.command.join(" ")}`, ...tail, `# ${summary}`].join("\n") + "\n")
+        fs.writeFileSync(log, [`$ ${verify.command.join(" ")}`, ...result.tail, `# ${summary}`].join("\n") + "\n")
       } catch {
         // The log is a convenience; the outcome does not depend on it.
       }
-      resume(Effect.succeed({ ok, summary, log }))
-    }
-    const cannotStart = (e: Error) => `verification command '${command}' could not start (${e.message})`
-    let proc: ChildProcess
-    try {
-      // `detached`: the command leads a new process group, so a kill reaches what it started.
-      proc = spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"], detached: true })
-    } catch (e) {
-      // Arguments Node refuses outright (a NUL byte): the plan is untrusted, this is its failure.
-      finish(false, cannotStart(e instanceof Error ? e : new Error(String(e))))
-      return
-    }
-    let decided: { readonly ok: boolean; readonly summary: string } | undefined
-    let reported = false
-    let timedOut = false
-    let closed = 0
-    let drain: ReturnType<typeof setTimeout> | undefined
-    const report = () => {
-      if (reported || decided === undefined) return
-      reported = true
-      clearTimeout(drain)
-      proc.stdout?.destroy()
-      proc.stderr?.destroy()
-      finish(decided.ok, decided.summary)
-    }
-    // The outcome is fixed here; the log waits for the output still in the pipes.
-    const decide = (ok: boolean, summary: string) => {
-      if (decided !== undefined) return
-      decided = { ok, summary }
-      clearTimeout(timer)
-      killGroup(proc)
-      drain = setTimeout(report, DRAIN_MS)
-      if (closed === 2) report()
-    }
-    const timer = setTimeout(() => {
-      timedOut = true
-      killGroup(proc)
-    }, verify.timeoutMs)
-    for (const stream of [proc.stdout, proc.stderr]) {
-      stream?.on("data", keep)
-      stream?.on("close", () => {
-        closed += 1
-        if (closed === 2) report()
-      })
-    }
-    proc.on("error", (e) => decide(false, cannotStart(e)))
-    proc.on("exit", (code, signal) => {
-      if (timedOut) decide(false, `verification timed out after ${verify.timeoutMs} ms`)
-      else if (code === 0) decide(true, "verification passed")
-      else decide(false, `verification failed (${code === null ? `signal ${signal}` : `exit ${code}`})`)
+      return { ok: result._tag === "passed", summary, log }
     })
-    return Effect.sync(() => {
-      clearTimeout(timer)
-      clearTimeout(drain)
-      killGroup(proc)
-    })
-  })
+  )
 
 /** The transaction `Rollback` writes to undo `transactionId`. */
 const rollbackTransactionOf = (transactionId: TransactionId): TransactionId => TransactionId.make(`rollback:${transactionId}`)

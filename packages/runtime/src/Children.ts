@@ -2,25 +2,27 @@
  * Runs a plan's children, export-only (no join yet): each task becomes a session —
  * `transactional_write` → `changeset_export` confined to its write scope, `read_only` →
  * `analysis_only` — driven by its scripted actions (or, for a `prompt` task, by the
- * `PromptDriver` in context), with its own timeout and attempts. Children
- * run concurrently (bounded) and results come back in task order whatever the completion
- * order. Each child's trace, changeset (with its blobs) and, for a model, its conversation
- * (`transcript.json`) go to its own artifact namespace;
- * a child that ends without a changeset keeps only its trace.
+ * `PromptDriver` in context), with its own timeout and attempts. Children run concurrently
+ * (bounded) and results come back in task order whatever the completion order. A task with a
+ * `childVerify` has each attempt's changeset checked in a throwaway copy (`ChildVerify`); a
+ * check that does not pass fails the attempt and exports nothing. Each child's trace,
+ * changeset (with its blobs) and, for a model, its conversation (`transcript.json`) go to its
+ * own artifact namespace; a child that ends without a changeset keeps only its trace.
  *
  * Owns running children and writing their artifacts. Does not own joining changesets into the
  * workspace (the orchestrator issue).
  *
  * @since 0.1.0
  */
-import type { Engine } from "@forkjoin/engine/Engine"
-import { type Changeset, type ChildRefusal, ThreadId } from "@forkjoin/schema"
+import { Engine } from "@forkjoin/engine/Engine"
+import { type Changeset, type ChildRefusal, type ChildVerifyResult, ThreadId } from "@forkjoin/schema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { encodeAction } from "./Action.ts"
 import * as Artifacts from "./Artifacts.ts"
+import * as ChildVerify from "./ChildVerify.ts"
 import { blobDirectory, BlobStore, type BlobStoreError } from "./BlobStore.ts"
 import { Driver, DriverUnavailable, PromptDriver, scripted, type Step } from "./Driver.ts"
 import type { RunPlan, Task } from "./RunPlan.ts"
@@ -46,16 +48,17 @@ export interface RunOptions {
 }
 
 /**
- * A child's status: its last session's, or `cancelled` when the run was cancelled before it
+ * A child's status: its last session's; `check_failed` when the session finished but its own
+ * check (`childVerify`) did not pass; or `cancelled` when the run was cancelled before it
  * ended (running children are interrupted; queued ones never start).
  *
  * @category models
  * @since 0.1.0
  */
-export type ChildStatus = Session.SessionStatus | "cancelled"
+export type ChildStatus = Session.SessionStatus | "check_failed" | "cancelled"
 
-/** Session endings worth another attempt: errors, not a driver that stopped or looped. */
-const RETRIED: ReadonlySet<Session.SessionStatus> = new Set(["failed", "timed_out"])
+/** Attempt endings worth another attempt: errors and failed checks, not a driver that stopped or looped. */
+const RETRIED: ReadonlySet<ChildStatus> = new Set(["failed", "timed_out", "check_failed"])
 
 /** Tools whose refusal means part of the child's work did not happen. */
 const WORK_TOOLS: ReadonlySet<string> = new Set(["apply_patch"])
@@ -96,8 +99,9 @@ export const refusalsOf = (steps: ReadonlyArray<Step>): Array<ChildRefusal> => {
 }
 
 /**
- * One child's outcome: its last attempt's status and steps, its refused edits, and its
- * changeset when it finished cleanly, with where its artifacts are.
+ * One child's outcome: its last attempt's status and steps, its refused edits, how its own
+ * check ended (when its task has one and the attempt got that far), and its changeset when it
+ * finished cleanly (and its check passed), with where its artifacts are.
  *
  * @category models
  * @since 0.1.0
@@ -109,6 +113,8 @@ export interface ChildResult {
   readonly observations: ReadonlyArray<Step>
   /** The refused edits of its last attempt (`refusalsOf` its observations). */
   readonly refusals: ReadonlyArray<ChildRefusal>
+  /** The last attempt's check (`childVerify`), when it ran. */
+  readonly childVerify?: ChildVerifyResult
   /** Plain data (its JSON form is `Session.encodeChangeset` of it). */
   readonly changeset?: Changeset
   readonly artifacts: string
@@ -143,6 +149,7 @@ const dropBlobs = (namespace: string): Effect.Effect<void> =>
 const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, number>, prompted: PromptDriver["Service"] | undefined) =>
   Effect.gen(function*() {
     const namespace = yield* Artifacts.childDirectory(options.runDirectory, task.id)
+    const { root } = yield* Engine
     const script = task.actions.map(encodeAction)
     const driverFor = options.driverFor ??
       (task.prompt !== undefined && prompted !== undefined ? prompted.forTask : () => scripted(script))
@@ -153,6 +160,8 @@ const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, numbe
       : { mode: "analysis_only", threadId, timeoutMs: task.timeoutMs }
     let attempts = 0
     let result: Session.SessionResult
+    let status: ChildStatus
+    let checked: ChildVerifyResult | undefined
     do {
       attempts += 1
       attemptsOf.set(task.id, attempts)
@@ -160,13 +169,30 @@ const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, numbe
       if (attempts > 1) yield* dropBlobs(namespace)
       // A fresh driver and view per attempt: a retried child starts from the shared workspace again.
       driver = driverFor(task, attempts)
+      const attempt = attempts
+      const blobs = BlobStore.layerDirectory(blobDirectory(namespace))
       result = yield* Session.run(sessionOptions).pipe(
         Effect.provideService(Driver, driver),
-        Effect.provide(BlobStore.layerDirectory(blobDirectory(namespace))),
+        Effect.provide(blobs),
         // A cancelled child ends here, without a changeset: its blobs go too.
         Effect.onInterrupt(() => dropBlobs(namespace))
       )
-    } while (RETRIED.has(result.status) && attempts < task.maxAttempts)
+      status = result.status
+      checked = undefined
+      const exported = result.changeset
+      if (task.childVerify !== undefined && exported !== undefined) {
+        checked = yield* ChildVerify.run(task.childVerify, { root, changeset: exported, namespace, attempt }).pipe(
+          Effect.provide(blobs),
+          Effect.onInterrupt(() => dropBlobs(namespace))
+        )
+        // A check that did not pass fails the attempt: nothing of it is exported.
+        if (checked.status !== "passed") {
+          status = "check_failed"
+          const { changeset: _dropped, ...rest } = result
+          result = rest
+        }
+      }
+    } while (RETRIED.has(status) && attempts < task.maxAttempts)
     yield* Artifacts.writeJson(namespace, "trace.json", result.steps)
     const transcript = driver?.transcript?.()
     if (transcript !== undefined) yield* Artifacts.writeJson(namespace, "transcript.json", transcript)
@@ -176,10 +202,11 @@ const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, numbe
     else yield* dropBlobs(namespace)
     return {
       id: task.id,
-      status: result.status,
+      status,
       attempts,
       observations: result.steps,
       refusals: refusalsOf(result.steps),
+      ...(checked === undefined ? {} : { childVerify: checked }),
       ...(changeset === undefined ? {} : { changeset }),
       artifacts: namespace
     } satisfies ChildResult

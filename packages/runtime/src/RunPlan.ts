@@ -14,6 +14,7 @@ import { VerifyCommand } from "@forkjoin/schema/MergeRun"
 import { describeSyntaxError, parseJson } from "@forkjoin/schema/JsonText"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import { posix } from "node:path"
 import { decodeAction, type ParsedAction } from "./Action.ts"
 import { firstProblem, jsonPath } from "@forkjoin/schema/SchemaProblems"
 import * as WriteScope from "./WriteScope.ts"
@@ -39,7 +40,9 @@ export const TaskInput = Schema.Struct({
   /** What a model-driven child is asked to do (driven by the configured model). */
   prompt: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
   /** A changeset produced elsewhere (relative to the plan file), its blobs in `blobs/sha256/<hex>` beside it. */
-  changesetFile: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty()))
+  changesetFile: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
+  /** A check run after each attempt in a throwaway copy of the workspace with the child's changes; failing fails the attempt. */
+  childVerify: Schema.optionalKey(VerifyCommand)
 })
 
 /**
@@ -116,6 +119,8 @@ export type Task = Pick<typeof TaskInput.Type, "id" | "mode"> & {
   readonly prompt?: string
   /** As written in the plan (relative to the plan file). */
   readonly changesetFile?: string
+  /** The child's own check (`ChildVerify`), mutating scripted and prompt tasks only. */
+  readonly childVerify?: VerifyCommand
 }
 
 /**
@@ -205,6 +210,10 @@ export const decode = (raw: unknown): Result.Result<RunPlan, PlanError> => {
     if (t.changesetFile !== undefined && t.mode !== "transactional_write") {
       return Result.fail(new PlanError({ path: `${at}.changesetFile`, detail: "only a transactional_write task can bring a changeset; make the task \"transactional_write\" with a writeScope." }))
     }
+    if (t.childVerify !== undefined) {
+      const refused = childVerifyProblem(t)
+      if (refused !== undefined) return Result.fail(new PlanError({ path: `${at}.${refused.path}`, detail: refused.detail }))
+    }
     const actions: Array<ParsedAction> = []
     for (const [j, a] of (t.actions ?? []).entries()) {
       const r = decodeAction(a, `${at}.actions[${j}]`)
@@ -219,7 +228,8 @@ export const decode = (raw: unknown): Result.Result<RunPlan, PlanError> => {
       timeoutMs: t.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       actions,
       ...(t.changesetFile === undefined ? {} : { changesetFile: t.changesetFile }),
-      ...(t.prompt === undefined ? {} : { prompt: t.prompt })
+      ...(t.prompt === undefined ? {} : { prompt: t.prompt }),
+      ...(t.childVerify === undefined ? {} : { childVerify: t.childVerify })
     })
   }
   const plan = decoded.success
@@ -246,6 +256,31 @@ export const decode = (raw: unknown): Result.Result<RunPlan, PlanError> => {
     ...(plan.atomic === undefined ? {} : { atomic: plan.atomic }),
     ...(plan.verify === undefined ? {} : { verify: plan.verify })
   })
+}
+
+/**
+ * Why a task's `childVerify` cannot run (its JSON path below the task, and what to do): only a
+ * child that makes its changes here has any to check, and a command given as a relative path
+ * runs from the copy's root, so one leading out of it (`../x`) is refused.
+ */
+const childVerifyProblem = (t: typeof TaskInput.Type): { readonly path: string; readonly detail: string } | undefined => {
+  if (t.mode !== "transactional_write") {
+    return { path: "childVerify", detail: "a read_only task changes nothing to check; remove \"childVerify\" or make the task \"transactional_write\"." }
+  }
+  if (t.changesetFile !== undefined) {
+    return { path: "childVerify", detail: "a changesetFile was produced elsewhere: check it where it was made, or use the plan's \"verify\" to check it after the join." }
+  }
+  const command = t.childVerify?.command[0] ?? ""
+  if (command.includes("/") && !command.startsWith("/")) {
+    const normal = posix.normalize(command)
+    if (normal === ".." || normal.startsWith("../")) {
+      return {
+        path: "childVerify.command[0]",
+        detail: `the command ${JSON.stringify(command)} leads out of the workspace; name a program on PATH, an absolute path, or a path inside the workspace.`
+      }
+    }
+  }
+  return undefined
 }
 
 /**

@@ -177,13 +177,38 @@ export const MergedPath = Schema.Struct({
 export type MergedPath = typeof MergedPath.Type
 
 /**
+ * How a child's own check (its task's `childVerify`) ended on its last attempt: `passed`,
+ * `failed` (a non-zero exit or a signal), `timed_out`, `not_started` (the command could not be
+ * spawned, or its throwaway copy could not be made) or `baseline_changed` (the workspace no
+ * longer holds the files the child started from, so its view could not be rebuilt). `summary`
+ * says what to do; `output` holds the command's last lines.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ChildVerifyResult = Schema.Struct({
+  status: Schema.Literals(["passed", "failed", "timed_out", "not_started", "baseline_changed"]),
+  summary: Schema.String,
+  /** The attempt this check ran after (1-based). */
+  attempt: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  output: Schema.Array(Schema.String)
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ChildVerifyResult = typeof ChildVerifyResult.Type
+
+/**
  * One child's outcome in a merge run: the transaction that applied it, the paths held back
  * as conflicts, the paths merged with a sibling's change (`autoMergedPaths`; `mergedPaths` says
  * how each was merged, and is there when some was merged by syntax tree: without it every one
  * was merged by lines), the path whose write failed, or a reason (what went wrong, what to
  * do), the child's refused edits (`refusals`: a refusal for its scope or policy makes it
  * `scope_violation`; others, such as one it retried past, are listed with its own status), and
- * `warnings` about how it was merged (a grammar that could not be loaded, so a line merge).
+ * `warnings` about how it was merged (a grammar that could not be loaded, so a line merge), and
+ * `childVerify`, how the child's own check ended (optional: older runs and tasks without one).
  *
  * @category models
  * @since 0.1.0
@@ -199,7 +224,8 @@ export const ChildOutcome = Schema.Struct({
   failedPath: Schema.optionalKey(RelativePath),
   reason: Schema.optionalKey(Schema.String),
   refusals: Schema.optionalKey(Schema.Array(ChildRefusal)),
-  warnings: Schema.optionalKey(Schema.Array(RecordWarning))
+  warnings: Schema.optionalKey(Schema.Array(RecordWarning)),
+  childVerify: Schema.optionalKey(ChildVerifyResult)
 })
 
 /**
@@ -225,7 +251,8 @@ export const MergeRunStatus = Schema.Literals(["running", "applied", "partial", 
 export type MergeRunStatus = typeof MergeRunStatus.Type
 
 /**
- * A plan's optional verification command, run in the workspace after each child's transaction.
+ * A check command (argv, no shell) and its time limit: a plan's optional `verify`, run in the
+ * workspace after each child's transaction, and a task's `childVerify`, run in a throwaway copy.
  *
  * @category models
  * @since 0.1.0

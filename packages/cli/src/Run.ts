@@ -19,7 +19,7 @@ import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import { encodeChangeset } from "@forkjoin/runtime/Session"
 import type { GateDecision } from "@forkjoin/schema/Autonomy"
 import { type EnvironmentId, MergeRunIdInput, type ThreadId } from "@forkjoin/schema/Ids"
-import { type ChildOutcome, type ChildOutcomeStatus, type ChildRefusal, classOf } from "@forkjoin/schema/MergeRun"
+import { type ChildOutcome, type ChildOutcomeStatus, type ChildRefusal, type ChildVerifyResult, classOf } from "@forkjoin/schema/MergeRun"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -265,6 +265,7 @@ const childJson = (r: Children.ChildResult) => ({
   attempts: r.attempts,
   observations: r.observations,
   ...(r.refusals.length === 0 ? {} : { refusals: r.refusals }),
+  ...(r.childVerify === undefined ? {} : { childVerify: r.childVerify }),
   ...(r.changeset === undefined ? {} : { changeset: encodeChangeset(r.changeset) }),
   artifacts: r.artifacts
 })
@@ -301,6 +302,15 @@ export const renderJson = (result: RunResult): string => {
   }) + "\n"
 }
 
+/** Output lines of a child's check shown in text (all of them are in `--json` and its log). */
+const CHECK_LINES = 10
+
+/** A child's check in text, `indent`ed: how it ended, then its last output lines. */
+const checkLines = (check: ChildVerifyResult | undefined, indent: string): Array<string> =>
+  check === undefined
+    ? []
+    : [`${indent}check (attempt ${check.attempt}): ${check.status}: ${check.summary}`, ...check.output.slice(-CHECK_LINES).map((l) => `${indent}  | ${l}`)]
+
 const pad = (s: string, n: number) => s + " ".repeat(Math.max(1, n - s.length))
 
 /** A child's status in colour: landed green, held back (conflict, drift) or discarded yellow, refused or failed red, `noop` plain. */
@@ -335,6 +345,7 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
     for (const r of r0.results) {
       const refused = r.observations.filter((s) => !s.observation.ok).length
       lines.push(`${r.id}: ${r.status} (${r.observations.length} actions, ${refused} refused) artifacts ${r.artifacts}`)
+      lines.push(...checkLines(r.childVerify, "  "))
       for (const e of r.changeset?.entries ?? []) lines.push(`  ${e.kind} ${e.moveFrom === undefined ? "" : `${e.moveFrom} -> `}${e.path}`)
     }
     return lines.join("\n") + "\n"
@@ -346,6 +357,8 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
   const lines = [`run ${ids.short(o.runId)}: ${o.run.status}`]
   for (const r of o.results) {
     if (r.status !== "finished") lines.push(`  child ${r.id} ended ${r.status} after ${r.attempts} attempt(s)`)
+    // A check that passed is said with the join's row; one that failed explains the ending here.
+    if (r.status === "check_failed") lines.push(...checkLines(r.childVerify, "    "))
   }
   const readOnly: ReadonlyArray<string> = o.run.mergePlan.readOnlyResultIds
   const width = Math.max(5, ...o.run.outcomes.map((c) => c.childId.length), ...readOnly.map((id) => id.length)) + 2
@@ -378,6 +391,9 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
     // Padded first: colour codes must not count towards the column width.
     lines.push(`  ${pad(c.childId, width)} ${pad(c.status, 32).replace(c.status, statusColour(palette, c.status))}${detail}`.trimEnd())
     refusalLines(c.refusals)
+    // A failed check was shown with the child's ending above; a passing one is one line here.
+    const check = c.childVerify ?? o.results.find((x) => x.id === id)?.childVerify
+    if (check?.status === "passed") lines.push(...checkLines(check, `  ${" ".repeat(width)} `).slice(0, 1))
   }
   if (o.run.outcomes.some((c) => c.transactionId === mergeOf(c.childId))) {
     lines.push(`undo a child's merge: forkjoin rollback ${ids.short(mergeOf("<child>"))}`)

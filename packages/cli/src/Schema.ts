@@ -84,6 +84,12 @@ export const PlanFile = RunPlanInput.mapFields((plan) => ({
         task.changesetFile,
         "A changeset produced elsewhere, relative to the plan file, its blobs in blobs/sha256/<hex> beside it. " +
           "Exactly one of actions, prompt and changesetFile."
+      ),
+      childVerify: described(
+        task.childVerify,
+        "The child's own check (transactional_write tasks with actions or a prompt): a command (argv, no shell) and its " +
+          "time limit in milliseconds, run after each attempt in a throwaway copy of the workspace with that child's changes. " +
+          "A non-zero exit or the time limit fails the attempt (retried up to maxAttempts) and nothing of it is joined."
       )
     }))),
     "The children, joined in this order."

@@ -26,13 +26,13 @@ import * as Schema from "effect/Schema"
 export const MANIFEST_VERSION = 1
 
 /**
- * What an entry is: a regular `file`, a `dir` (its hash names a node) or a `symlink` inside
- * the workspace that resolves to a file (its hash names the file's bytes, as reading it gives).
+ * What an entry is: a regular `file` (its hash names its bytes) or a `dir` (its hash names
+ * its node). Links are not part of a baseline: the engine reads neither through them.
  *
  * @category models
  * @since 0.1.0
  */
-export const EntryKind = Schema.Literals(["file", "dir", "symlink"])
+export const EntryKind = Schema.Literals(["file", "dir"])
 
 /**
  * @category models
@@ -43,7 +43,7 @@ export type EntryKind = typeof EntryKind.Type
 const ByteCount = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /**
- * One name in a directory node: its kind, the hash of its blob (file, symlink) or node (dir),
+ * One name in a directory node: its kind, the hash of its blob (file) or node (dir),
  * its size (bytes of content; for a dir, the bytes of its node) and, only when true,
  * `executable`.
  *
@@ -175,15 +175,14 @@ export const decodeNode = (hash: string, bytes: Uint8Array): Result.Result<Manif
 }
 
 /**
- * One file of a baseline listing: its workspace-relative path (normalized), kind, content
- * hash, size and whether it is executable.
+ * One file of a baseline listing: its workspace-relative path (normalized), content hash,
+ * size and whether it is executable.
  *
  * @category models
  * @since 0.1.0
  */
 export interface BaselineFile {
   readonly path: string
-  readonly kind: "file" | "symlink"
   readonly hash: Sha256Hash
   readonly size: number
   readonly executable: boolean
@@ -238,7 +237,7 @@ export const buildTree = (files: ReadonlyArray<BaselineFile>, dirs: ReadonlyArra
       entries.push({ name, kind: "dir", hash: child.hash, size: child.size })
     }
     for (const [name, f] of d.files) {
-      entries.push({ name, kind: f.kind, hash: f.hash, size: f.size, ...(f.executable ? { executable: true as const } : {}) })
+      entries.push({ name, kind: "file", hash: f.hash, size: f.size, ...(f.executable ? { executable: true as const } : {}) })
     }
     entries.sort((a, b) => byCodeUnit(a.name, b.name))
     const bytes = encodeNode({ v: MANIFEST_VERSION, entries })

@@ -10,7 +10,7 @@ import type { Sha256Hash } from "@forkjoin/schema"
 import * as Result from "effect/Result"
 import { type BaselineFile, buildTree, decodeNode, encodeNode, type ManifestError } from "../src/Manifest.ts"
 
-const file = (p: string, text: string, executable = false): BaselineFile => ({ path: p, kind: "file", hash: sha256(text), size: text.length, executable })
+const file = (p: string, text: string, executable = false): BaselineFile => ({ path: p, hash: sha256(text), size: text.length, executable })
 const BLOB = sha256("x")
 
 const codeOf = (bytes: Uint8Array, hash: string = sha256(bytes)): ManifestError["code"] | "ok" => {

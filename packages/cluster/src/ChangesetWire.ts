@@ -1,0 +1,117 @@
+/**
+ * A child's changeset coming back from a runner: the runner uploads the changeset JSON as an
+ * object (it already names its postimage blobs by hash) after the blobs the parent says it
+ * lacks, so content the parent holds (the baseline's, another child's) never crosses twice.
+ * The parent lays what it received out as a `changesetFile` (`changeset.json` with
+ * `blobs/sha256/<hex>` beside it), so the run stages and revalidates it exactly as a changeset
+ * produced elsewhere: nothing here judges the changeset.
+ *
+ * @since 0.1.0
+ */
+import { sha256 } from "@forkjoin/patch"
+import { Changeset, type Sha256Hash } from "@forkjoin/schema"
+import { BlobStore, type BlobStoreError } from "@forkjoin/runtime"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { ObjectClient, ObjectClientError } from "./ObjectClient.ts"
+import { Objects } from "./Objects.ts"
+
+/**
+ * What an upload did: the changeset object's hash and how many blobs were sent or skipped.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Sent {
+  readonly changeset: Sha256Hash
+  readonly uploaded: number
+  readonly skipped: number
+}
+
+/**
+ * Uploads `changeset` (runner side): asks which of its blobs and itself the parent lacks,
+ * sends those blobs from the runner's `BlobStore`, then the changeset.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const send = (
+  client: ObjectClient,
+  changeset: Changeset
+): Effect.Effect<Sent, ObjectClientError | BlobStoreError, BlobStore> =>
+  Effect.gen(function*() {
+    const store = yield* BlobStore
+    const bytes = new TextEncoder().encode(JSON.stringify(Schema.encodeSync(Changeset)(changeset)))
+    const hash = sha256(bytes)
+    const wanted = [...changeset.blobs.hashes, hash]
+    const absent = new Set(yield* client.missing(wanted))
+    for (const blob of changeset.blobs.hashes) if (absent.has(blob)) yield* client.put(blob, yield* store.get(blob))
+    // Last: a changeset the parent holds has its blobs there too.
+    if (absent.has(hash)) yield* client.put(hash, bytes)
+    const uploaded = changeset.blobs.hashes.filter((b) => absent.has(b)).length
+    return { changeset: hash, uploaded, skipped: changeset.blobs.hashes.length - uploaded }
+  })
+
+/**
+ * The receiving side could not lay the changeset out: `changeset_missing` (no such object was
+ * uploaded) or `changeset_write_failed` (the folder could not be written).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class ReceiveError extends Schema.TaggedError<ReceiveError>()("ReceiveError", {
+  code: Schema.Literals(["changeset_missing", "changeset_write_failed"]),
+  hash: Schema.String,
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
+
+const HASH = /^sha256:[0-9a-f]{64}$/
+
+/** The blob hashes the (untrusted) changeset lists, only well-formed ones: they become file names. */
+const listedBlobs = (bytes: Uint8Array): ReadonlyArray<Sha256Hash> => {
+  try {
+    const v: unknown = JSON.parse(new TextDecoder().decode(bytes))
+    if (typeof v !== "object" || v === null || !("blobs" in v)) return []
+    const blobs: unknown = v.blobs
+    if (typeof blobs !== "object" || blobs === null || !("hashes" in blobs) || !Array.isArray(blobs.hashes)) return []
+    return blobs.hashes.filter((h: unknown): h is Sha256Hash => typeof h === "string" && HASH.test(h))
+  } catch {
+    // Not JSON: laid out as received; the run's revalidation says why it is refused.
+    return []
+  }
+}
+
+/**
+ * Lays the uploaded changeset `hash` out in `dir` (parent side) as a `changesetFile` with its
+ * blobs beside it, and returns the `changeset.json` path to give the run. Blobs the changeset
+ * names but nobody uploaded are left out: the join refuses the child for them.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const receive = (hash: Sha256Hash, dir: string): Effect.Effect<string, ReceiveError | BlobStoreError, Objects> =>
+  Effect.gen(function*() {
+    const objects = yield* Objects
+    const bytes = yield* objects.get(hash)
+    if (bytes === undefined) {
+      return yield* new ReceiveError({ code: "changeset_missing", hash, message: `no changeset ${hash} was uploaded; the runner must upload it again` })
+    }
+    const blobs: Array<readonly [Sha256Hash, Uint8Array]> = []
+    for (const blob of listedBlobs(bytes)) {
+      const content = yield* objects.get(blob)
+      if (content !== undefined) blobs.push([blob, content])
+    }
+    const file = path.join(dir, "changeset.json")
+    yield* Effect.try({
+      try: () => {
+        fs.mkdirSync(path.join(dir, "blobs", "sha256"), { recursive: true })
+        for (const [blob, content] of blobs) fs.writeFileSync(path.join(dir, "blobs", "sha256", blob.slice("sha256:".length)), content)
+        fs.writeFileSync(file, bytes)
+      },
+      catch: (cause) => new ReceiveError({ code: "changeset_write_failed", hash, message: `cannot write the received changeset into ${dir} (${String(cause)}); check the run folder's space and permissions`, cause })
+    })
+    return file
+  })

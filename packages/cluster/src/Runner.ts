@@ -1,0 +1,125 @@
+/**
+ * A runner: a process that joins a cluster over its storage, listens for runner traffic on its
+ * address, and serves the entities forkjoin registers (`entities`). Started by
+ * `forkjoin runner --cluster URL [--capacity N] [--host H --port P]`.
+ *
+ * Effect's runner socket protocol authenticates nobody: whoever can connect to a runner's port
+ * can send it messages. So a runner binds a loopback address only; listening on another address
+ * is refused until runner traffic is authenticated.
+ *
+ * It owns the runner's options, the bind rule and the entity registration. It does not own the
+ * sharding settings (`Sharding`) nor the storage (`ClusterStorage`).
+ *
+ * @since 0.1.0
+ */
+import { RunnerAddress } from "effect/cluster/RunnerAddress"
+import type { Sharding as ShardingService } from "effect/cluster/Sharding"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import type * as SocketServer from "effect/socket/SocketServer"
+import type { ClusterStorageError } from "./ClusterStorage.ts"
+import * as ClusterUrl from "./ClusterUrl.ts"
+import * as Sharding from "./Sharding.ts"
+import * as Whereami from "./Whereami.ts"
+
+/**
+ * A runner's options as given: the cluster storage URL, its capacity (its share of the shards,
+ * relative to the other runners), and the address it listens on and advertises.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const RunnerOptions = Schema.Struct({
+  cluster: Schema.String,
+  capacity: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  host: Schema.String,
+  port: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 }))
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type RunnerOptions = typeof RunnerOptions.Type
+
+/**
+ * The defaults of the options a user may leave out.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const defaults = { capacity: 1, host: "127.0.0.1", port: 34431 } as const
+
+/**
+ * A runner that must not start as asked; `message` says what to do instead.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class RunnerError extends Schema.TaggedError<RunnerError>()("RunnerError", {
+  code: Schema.Literal("runner_bind_unauthenticated"),
+  host: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
+ * Whether `host` names this machine's loopback interface only (`localhost`, `127.0.0.0/8`, `::1`).
+ *
+ * @category predicates
+ * @since 0.1.0
+ */
+export const isLoopback = (host: string): boolean => {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1")
+  if (h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1") return true
+  const octets = h.split(".")
+  return octets.length === 4 && octets[0] === "127" &&
+    octets.every((o) => /^(0|[1-9][0-9]{0,2})$/.test(o) && Number(o) <= 255)
+}
+
+/**
+ * What a runner with `options` would be: its storage and its side of the sharding, or why not.
+ * Pure and total.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const plan = (
+  options: RunnerOptions
+): Result.Result<{ readonly url: ClusterUrl.ClusterUrl; readonly side: Sharding.RunnerSide }, ClusterUrl.ClusterUrlError | RunnerError> =>
+  Result.flatMap(ClusterUrl.parse(options.cluster), (url) =>
+    isLoopback(options.host)
+      ? Result.succeed({ url, side: { address: RunnerAddress.make({ host: options.host, port: options.port }), capacity: options.capacity } })
+      : Result.fail(
+        new RunnerError({
+          code: "runner_bind_unauthenticated",
+          host: options.host,
+          message: `a runner listens on a loopback address only (got --host ${options.host}): runner traffic is not ` +
+            "authenticated, so anyone who can reach the port could send it work; run runners on the machine that keeps " +
+            "the storage, or reach a remote runner through an SSH tunnel to its loopback port"
+        })
+      ))
+
+/**
+ * Every entity a runner serves.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const entities: Layer.Layer<never, never, ShardingService> = Whereami.layer
+
+/**
+ * The runner as a layer: its storage checked first, then it registers, listens and serves
+ * `entities` until the layer's scope closes (then it releases its shards).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (
+  options: RunnerOptions,
+  cwd: string
+): Layer.Layer<ShardingService, ClusterUrl.ClusterUrlError | RunnerError | ClusterStorageError | SocketServer.SocketServerError> =>
+  Layer.unwrap(Effect.map(Effect.fromResult(plan(options)), ({ side, url }) =>
+    Layer.provideMerge(entities, Sharding.layer(url, cwd, Option.some(side)))))

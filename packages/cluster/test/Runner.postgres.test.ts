@@ -1,0 +1,39 @@
+/**
+ * Runners as real processes on a real PostgreSQL server (a fresh database per run): two runners
+ * share the entity ids; after one is killed with SIGKILL, the other takes its shards and answers
+ * for every id. Without a server the suite is skipped with a message (fails in CI).
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { afterAll, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { withPostgres } from "../../../test/support/postgres.ts"
+import { buildRunner, type RunnerProcess, tempDir } from "./support/runners.ts"
+import { takeover } from "./support/takeover.ts"
+
+let script = ""
+const started: Array<RunnerProcess> = []
+beforeAll(async () => {
+  script = await buildRunner(tempDir())
+}, 60_000)
+afterAll(async () => {
+  await Promise.all(started.map((r) => r.kill9()))
+})
+
+/** A new, empty database on the server of `url`; returns its URL. */
+const freshDatabase = (url: string) =>
+  Effect.gen(function*() {
+    const name = `fj_cluster_${process.pid}_${Date.now()}`
+    const sql = yield* PgClient.PgClient
+    yield* sql.unsafe(`CREATE DATABASE ${name}`)
+    const next = new URL(url)
+    next.pathname = `/${name}`
+    return next.toString()
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })))
+
+withPostgres((url) => {
+  describe("runners on PostgreSQL storage", () => {
+    it.live("entity ids land on both runners, and after a SIGKILL the survivor answers for all of them", () =>
+      Effect.flatMap(freshDatabase(url), (cluster) => takeover(script, cluster, tempDir(), started)), 180_000)
+  })
+})

@@ -1,11 +1,12 @@
 /**
- * The PostgreSQL server tests may use: `FORKJOIN_TEST_PG_URL` (`.ci/run` starts a private one on
- * a loopback port and sets it). Absent: outside CI the suite is skipped with a message saying how
- * to provide one; in CI it fails, like an absent shared fixture.
+ * The PostgreSQL server tests may use: `FORKJOIN_TEST_PG_URL` (`.ci/postgres start` starts a
+ * private one on a loopback port and prints it; `.ci/run` does so for `npm test`). Absent:
+ * outside CI the suite is skipped with a message saying how to start one; in CI it fails.
  */
-import { withSharedFixture } from "./fixtures.ts"
+import { it } from "vitest"
+import { fixturePolicy, inCi } from "./fixtures.ts"
 
-/** The variable naming the test server's URL (`postgres://user@127.0.0.1:PORT/db`). */
+/** The variable naming the test server's URL (`postgres://user:password@127.0.0.1:PORT/db`). */
 export const postgresUrlVariable = "FORKJOIN_TEST_PG_URL"
 
 /** The test server's URL, or undefined when none is configured. */
@@ -14,8 +15,22 @@ export const postgresUrl = (env: NodeJS.ProcessEnv = process.env): string | unde
   return url === undefined || url === "" ? undefined : url
 }
 
+/** What to do when no server is configured: start one, or name one. */
+export const noPostgresMessage = `no PostgreSQL server for these tests: run \`eval "$(.ci/postgres start)"\` in the checkout (stop it with \`.ci/postgres stop\`), or set ${postgresUrlVariable} to a server's URL`
+
 /** Declares `body`'s tests with the server's URL when one is configured; otherwise skip (fail in CI). */
 export const withPostgres = (body: (url: string) => void): void => {
   const url = postgresUrl()
-  withSharedFixture({ dir: `${postgresUrlVariable} (a PostgreSQL server URL)`, present: url !== undefined }, postgresUrlVariable, () => body(url!))
+  switch (fixturePolicy(url !== undefined, inCi())) {
+    case "run":
+      return body(url!)
+    case "fail":
+      it("finds the PostgreSQL server", () => {
+        throw new Error(`${noPostgresMessage} (required in CI)`)
+      })
+      return
+    case "skip":
+      process.stderr.write(`skipped: ${noPostgresMessage}\n`)
+      it.skip(noPostgresMessage, () => {})
+  }
 }

@@ -12,6 +12,7 @@
  *
  * @since 0.1.0
  */
+import { isLoopbackHost } from "@forkjoin/http/Loopback"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Sha256Hash as Sha256HashSchema } from "@forkjoin/schema"
 import * as ByteSize from "effect/ByteSize"
@@ -72,15 +73,6 @@ export class ObjectServerError extends Schema.TaggedError<ObjectServerError>()("
   cause: Schema.optional(Schema.Defect())
 }) {}
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
-
-/**
- * True for a loopback address.
- *
- * @category predicates
- * @since 0.1.0
- */
-export const isLoopback = (host: string): boolean => LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host)
 
 const problem = (status: number, code: string, message: string) => HttpServerResponse.jsonUnsafe({ code, message }, { status })
 
@@ -162,7 +154,7 @@ const routes = (secret: ClusterSecret, windowMs: number | undefined, maxBody: nu
 export const serve = (options: ServeOptions = {}): Effect.Effect<Running, ObjectServerError, Scope.Scope | Objects> =>
   Effect.gen(function*() {
     const host = options.host ?? "127.0.0.1"
-    if (!isLoopback(host) && options.secret === undefined) {
+    if (!isLoopbackHost(host) && options.secret === undefined) {
       return yield* new ObjectServerError({
         code: "remote_needs_secret",
         message: `refusing to serve objects on ${host} without a cluster secret; pass --secret-file FILE (or set FORKJOIN_CLUSTER_SECRET) or bind 127.0.0.1`

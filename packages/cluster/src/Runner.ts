@@ -12,6 +12,7 @@
  *
  * @since 0.1.0
  */
+import { isLoopbackHost } from "@forkjoin/http/Loopback"
 import { RunnerAddress } from "effect/cluster/RunnerAddress"
 import type { Sharding as ShardingService } from "effect/cluster/Sharding"
 import * as Effect from "effect/Effect"
@@ -66,20 +67,6 @@ export class RunnerError extends Schema.TaggedError<RunnerError>()("RunnerError"
 }) {}
 
 /**
- * Whether `host` names this machine's loopback interface only (`localhost`, `127.0.0.0/8`, `::1`).
- *
- * @category predicates
- * @since 0.1.0
- */
-export const isLoopback = (host: string): boolean => {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1")
-  if (h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1") return true
-  const octets = h.split(".")
-  return octets.length === 4 && octets[0] === "127" &&
-    octets.every((o) => /^(0|[1-9][0-9]{0,2})$/.test(o) && Number(o) <= 255)
-}
-
-/**
  * What a runner with `options` would be: its storage and its side of the sharding, or why not.
  * Pure and total.
  *
@@ -90,7 +77,7 @@ export const plan = (
   options: RunnerOptions
 ): Result.Result<{ readonly url: ClusterUrl.ClusterUrl; readonly side: Sharding.RunnerSide }, ClusterUrl.ClusterUrlError | RunnerError> =>
   Result.flatMap(ClusterUrl.parse(options.cluster), (url) =>
-    isLoopback(options.host)
+    isLoopbackHost(options.host)
       ? Result.succeed({ url, side: { address: RunnerAddress.make({ host: options.host, port: options.port }), capacity: options.capacity } })
       : Result.fail(
         new RunnerError({

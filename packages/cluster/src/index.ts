@@ -6,4 +6,15 @@
  *
  * @since 0.1.0
  */
-export {}
+export * as Baseline from "./Baseline.ts"
+export * as ChangesetWire from "./ChangesetWire.ts"
+export * as ClusterAuth from "./ClusterAuth.ts"
+export * as ClusterStorage from "./ClusterStorage.ts"
+export * as ClusterUrl from "./ClusterUrl.ts"
+export * as Manifest from "./Manifest.ts"
+export * as ObjectClient from "./ObjectClient.ts"
+export * as ObjectServer from "./ObjectServer.ts"
+export * as Objects from "./Objects.ts"
+export * as Runner from "./Runner.ts"
+export * as Sharding from "./Sharding.ts"
+export * as Whereami from "./Whereami.ts"

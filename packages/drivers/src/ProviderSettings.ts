@@ -12,6 +12,7 @@
  *
  * @since 0.1.0
  */
+import { isLoopbackHost } from "@forkjoin/http/Loopback"
 import { ModelProviderConfig, ModelProviderKind } from "@forkjoin/schema/Autonomy"
 import * as Redacted from "effect/Redacted"
 import * as Redaction from "./Redaction.ts"
@@ -138,7 +139,6 @@ export class ProviderConfigError extends Schema.TaggedError<ProviderConfigError>
 // constructors
 // -------------------------------------------------------------------------------------
 
-const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"])
 
 /**
  * Whether `url` points at this machine (a local server may be keyless).
@@ -146,7 +146,7 @@ const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"])
  * @category guards
  * @since 0.1.0
  */
-export const isLoopback = (url: URL): boolean => LOOPBACK.has(url.hostname) || url.hostname.startsWith("127.")
+export const isLoopback = (url: URL): boolean => isLoopbackHost(url.hostname)
 
 /**
  * Checks settings and reads the key from `env`; `settingPrefix` is where the settings came

@@ -14,6 +14,7 @@
  *
  * @since 0.1.0
  */
+import { isLoopbackHost } from "@forkjoin/http/Loopback"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Engine, environmentIdOf, type RepairOutcome } from "@forkjoin/engine/Engine"
 import * as Workspace from "@forkjoin/engine/Workspace"
@@ -129,15 +130,6 @@ const realpathOrNone = (file: string): Array<string> => {
  */
 export const DEFAULT_PORT = 7420
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
-
-/**
- * Whether `host` is a loopback address.
- *
- * @category guards
- * @since 0.1.0
- */
-export const isLoopback = (host: string): boolean => LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host)
 
 /**
  * The services the gateway runs on, over one connection to the history database `db`: the
@@ -226,7 +218,7 @@ export const serve = (
 ): Effect.Effect<Running, GatewayError | EngineError | StoreError | TokenStoreError, Scope.Scope> =>
   Effect.gen(function*() {
     const host = options.host ?? "127.0.0.1"
-    if (!isLoopback(host) && options.allowRemote !== true) {
+    if (!isLoopbackHost(host) && options.allowRemote !== true) {
       return yield* new GatewayError({
         reason: "RemoteRefused",
         message: `refusing to bind ${host}: it is not a loopback address; pass --allow-remote to serve other machines`
@@ -244,7 +236,7 @@ export const serve = (
       }
       hostNames.push(name)
     }
-    const allowedHosts = allowedHostNames(host, isLoopback(host), hostNames)
+    const allowedHosts = allowedHostNames(host, isLoopbackHost(host), hostNames)
     const loginProblem = options.loginThread === undefined ? undefined : idRuleProblem(options.loginThread)
     if (loginProblem !== undefined) {
       return yield* new GatewayError({

@@ -1,8 +1,8 @@
 /**
  * A task's own check through the built bundle (`forkjoin run`): a child whose check passes is
  * joined; one whose check fails is not (nothing of it reaches the workspace, exit 1), and both
- * checks show in `--json` (`results[].childVerify`) and in the text output; `forkjoin schema
- * plan` describes the key.
+ * checks show in `--json` (`results[].childVerify`), on the recorded outcomes (`forkjoin runs
+ * --json`) and in the text output; `forkjoin schema plan` describes the key.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -42,6 +42,21 @@ describe("forkjoin run with childVerify", () => {
     expect(result("good")).toMatchObject({ status: "finished", childVerify: { status: "passed", attempt: 1, output: ["read \"A\\n\""] } })
     expect(bad).toMatchObject({ status: "check_failed", attempts: 2, childVerify: { status: "failed", attempt: 2, output: ["read \"B\\n\""] } })
     expect(fs.readFileSync(path.join(bad.artifacts, "childVerify.log"), "utf8")).toContain("exit 4")
+  })
+
+  it("records each child's check on its outcome, and says the failed check is why nothing of a child was applied", () => {
+    const c = makeCase(FILES, plan)
+    const ran = json(runCli(["run", c.planFile, "--workspace", c.ws, "--json"]).stdout)
+    const listed = runCli(["runs", "--workspace", c.ws, "--json"])
+    expect(listed.status, listed.stderr).toBe(0)
+    const stored = json(listed.stdout).runs.find((r: { run: { runId: string } }) => r.run.runId === ran.runId).run
+    const outcome = (id: string) => stored.outcomes.find((o: { childId: string }) => o.childId === id)
+    expect(outcome("good")).toMatchObject({ status: "applied", childVerify: { status: "passed", attempt: 1, output: ["read \"A\\n\""] } })
+    expect(outcome("bad")).toMatchObject({ status: "missing_changeset", childVerify: { status: "failed", attempt: 2, output: ["read \"B\\n\""] } })
+    expect(outcome("bad").reason).toMatch(/^the child's own check failed after attempt 2, .*the child's check failed \(exit 4\)/)
+    expect(outcome("bad").reason).not.toMatch(/did not finish cleanly/)
+    // The run's own --json reports the outcomes as recorded.
+    expect(ran.mergeExecution.outcomes).toEqual(stored.outcomes)
   })
 
   it("the text output shows the failed check's ending and output under its child, and the passed check on its row", () => {

@@ -20,18 +20,9 @@ export const killChild = (child: ChildProcess, signal: NodeJS.Signals = "SIGKILL
 }
 
 /**
- * Sends `signal` (default SIGKILL) to the process group of `child`, spawned `detached` (its own
- * group), so its grandchildren end too; a child that never started, or a group already gone, is left.
+ * Ends a detached child with its whole process group; the one copy lives with the command runner.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const killGroup = (child: ChildProcess, signal: NodeJS.Signals = "SIGKILL"): void => {
-  // Never 0 or 1: `kill(-0)` is the caller's own group, `kill(-1)` every process it may signal.
-  if (child.pid === undefined || child.pid <= 1) return
-  try {
-    process.kill(-child.pid, signal)
-  } catch {
-    // ESRCH: every process of the group has ended.
-  }
-}
+export { killGroup } from "@forkjoin/runtime/Command"

@@ -49,6 +49,7 @@ import {
   statusOf,
   transactionOf
 } from "./internal/model.ts"
+import { withCheck } from "./internal/childCheck.ts"
 import { scopeViolation, withRefusals } from "./internal/refusals.ts"
 import { recoveredOutcome, settle } from "./internal/settle.ts"
 
@@ -108,8 +109,11 @@ export const start = Effect.fn("Join.start")(function*(options: JoinOptions) {
     ...(options.gate === undefined ? {} : { gate: options.gate }),
     status: "running",
     mergePlan,
-    // Refusals are on record from the start, so a resumed join still keeps a refused child out.
-    outcomes: options.children.filter((c) => c.mode === "transactional_write").map((c) => withRefusals({ childId: c.id, status: "pending" }, c.refusals)),
+    // Refusals and checks are on record from the start: a resumed join still keeps a refused
+    // child out, and still says why a child whose check failed has no changeset.
+    outcomes: options.children.filter((c) => c.mode === "transactional_write").map((c) =>
+      withCheck(withRefusals({ childId: c.id, status: "pending" }, c.refusals), c.childVerify)
+    ),
     createdAt: at,
     updatedAt: at
   }
@@ -141,11 +145,12 @@ export const proceed = Effect.fn("Join.proceed")(function*(
 ) {
   const store = yield* MergeStore
   const run = yield* loadRun(runId)
-  const refusalsOf = new Map(run.outcomes.map((o) => [o.childId, o.refusals]))
+  const recordedOf = new Map(run.outcomes.map((o) => [o.childId, o]))
   if (run.atomic) {
     const atomicJoined = yield* proceedAtomic(run, children)
     for (const joined of run.verify === undefined ? atomicJoined : yield* Verify.atomic(run, run.verify, atomicJoined)) {
-      const outcome = withRefusals(joined.outcome, refusalsOf.get(joined.outcome.childId))
+      const recorded = recordedOf.get(joined.outcome.childId)
+      const outcome = withCheck(withRefusals(joined.outcome, recorded?.refusals), recorded?.childVerify)
       yield* store.recordOutcome(runId, outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
       yield* onOutcome(outcome)
     }
@@ -163,11 +168,14 @@ export const proceed = Effect.fn("Join.proceed")(function*(
     const joined: Joined = child === undefined
       ? { outcome: { childId: o.childId, status: "missing_changeset", reason: "the child's changeset was not found" }, conflicts: [] }
       : yield* joinChild(run, child, changed, o.refusals ?? [])
-    const outcome: ChildOutcome = withRefusals(
-      run.verify !== undefined && joined.outcome.transactionId !== undefined && SETTLED.has(joined.outcome.status)
-        ? yield* Verify.child(run, run.verify, joined.outcome, joined.outcome.transactionId)
-        : joined.outcome,
-      o.refusals
+    const outcome: ChildOutcome = withCheck(
+      withRefusals(
+        run.verify !== undefined && joined.outcome.transactionId !== undefined && SETTLED.has(joined.outcome.status)
+          ? yield* Verify.child(run, run.verify, joined.outcome, joined.outcome.transactionId)
+          : joined.outcome,
+        o.refusals
+      ),
+      o.childVerify
     )
     yield* store.recordOutcome(runId, outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
     yield* onOutcome(outcome)

@@ -212,7 +212,8 @@ const runHeld = Effect.fnUntraced(function*(plan: RunPlan, options: RunOptions, 
   yield* writeBetween(plan.between ?? [])
   const children = plan.tasks.map((t): Join.JoinChild => {
     const namespace = path.join(runDirectory, "subagents", t.id)
-    const refusals = ran.results.find((r) => r.id === t.id)?.refusals ?? []
+    const result = ran.results.find((r) => r.id === t.id)
+    const refusals = result?.refusals ?? []
     const staged = unstaged.get(t.id)
     const read: Result.Result<unknown, Unread> = t.mode !== "transactional_write"
       ? Result.succeed(undefined)
@@ -223,6 +224,7 @@ const runHeld = Effect.fnUntraced(function*(plan: RunPlan, options: RunOptions, 
       id: t.id,
       mode: t.mode,
       ...(refusals.length === 0 ? {} : { refusals }),
+      ...(result?.childVerify === undefined ? {} : { childVerify: result.childVerify }),
       ...(t.writeScope === undefined ? {} : { writeScope: t.writeScope }),
       changeset: Result.isSuccess(read) ? read.success : undefined,
       ...(Result.isFailure(read) ? { unread: read.failure } : {}),

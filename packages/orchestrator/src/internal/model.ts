@@ -11,6 +11,7 @@ import {
   type ChildOutcome,
   type ChildOutcomeStatus,
   type ChildRefusal,
+  type ChildVerifyResult,
   type ConflictRecord,
   type MergeRunId,
   type MergeRunStatus,
@@ -48,6 +49,8 @@ export interface JoinChild {
   readonly blobDirectory: string
   /** Its refused edits (none for a changeset brought from elsewhere); kept on its outcome. */
   readonly refusals?: ReadonlyArray<ChildRefusal>
+  /** How its own check (its task's `childVerify`) ended, when one ran; kept on its outcome. */
+  readonly childVerify?: ChildVerifyResult
 }
 
 /**

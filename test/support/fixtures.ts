@@ -15,17 +15,16 @@ export const inCi = (env: NodeJS.ProcessEnv = process.env): boolean => {
 export const fixturePolicy = (present: boolean, ci: boolean): "run" | "fail" | "skip" => (present ? "run" : ci ? "fail" : "skip")
 
 /**
- * Declares `body`'s tests when `fixture` is present. Absent: in CI one failing test, elsewhere one
- * skipped test (and a line on stderr), each saying where the fixtures were looked for and that
- * `envVar` names another folder.
+ * Declares `body`'s tests when what they need is `present`. Absent: in CI one failing test,
+ * elsewhere one skipped test (and a line on stderr), each saying `message` (what is missing and
+ * how to provide it).
  */
-export const withSharedFixture = (fixture: { readonly dir: string; readonly present: boolean }, envVar: string, body: () => void): void => {
-  const message = `shared fixtures are absent at ${fixture.dir}: set ${envVar} to their folder (or put shared/ beside the checkout) to run these tests`
-  switch (fixturePolicy(fixture.present, inCi())) {
+export const withRequirement = (present: boolean, message: string, body: () => void): void => {
+  switch (fixturePolicy(present, inCi())) {
     case "run":
       return body()
     case "fail":
-      it("finds the shared fixtures", () => {
+      it("finds what these tests need", () => {
         throw new Error(`${message} (required in CI)`)
       })
       return
@@ -34,3 +33,14 @@ export const withSharedFixture = (fixture: { readonly dir: string; readonly pres
       it.skip(message, () => {})
   }
 }
+
+/**
+ * Declares `body`'s tests when `fixture` is present; otherwise as `withRequirement`, saying where
+ * the fixtures were looked for and that `envVar` names another folder.
+ */
+export const withSharedFixture = (fixture: { readonly dir: string; readonly present: boolean }, envVar: string, body: () => void): void =>
+  withRequirement(
+    fixture.present,
+    `shared fixtures are absent at ${fixture.dir}: set ${envVar} to their folder (or put shared/ beside the checkout) to run these tests`,
+    body
+  )

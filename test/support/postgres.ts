@@ -3,8 +3,7 @@
  * private one on a loopback port and prints it; `.ci/run` does so for `npm test`). Absent:
  * outside CI the suite is skipped with a message saying how to start one; in CI it fails.
  */
-import { it } from "vitest"
-import { fixturePolicy, inCi } from "./fixtures.ts"
+import { withRequirement } from "./fixtures.ts"
 
 /** The variable naming the test server's URL (`postgres://user:password@127.0.0.1:PORT/db`). */
 export const postgresUrlVariable = "FORKJOIN_TEST_PG_URL"
@@ -21,16 +20,5 @@ export const noPostgresMessage = `no PostgreSQL server for these tests: run \`ev
 /** Declares `body`'s tests with the server's URL when one is configured; otherwise skip (fail in CI). */
 export const withPostgres = (body: (url: string) => void): void => {
   const url = postgresUrl()
-  switch (fixturePolicy(url !== undefined, inCi())) {
-    case "run":
-      return body(url!)
-    case "fail":
-      it("finds the PostgreSQL server", () => {
-        throw new Error(`${noPostgresMessage} (required in CI)`)
-      })
-      return
-    case "skip":
-      process.stderr.write(`skipped: ${noPostgresMessage}\n`)
-      it.skip(noPostgresMessage, () => {})
-  }
+  withRequirement(url !== undefined, noPostgresMessage, () => body(url!))
 }

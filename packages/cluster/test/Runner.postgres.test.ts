@@ -4,21 +4,14 @@
  * for every id. Without a server the suite is skipped with a message (fails in CI).
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { afterAll, beforeAll, describe, it } from "@effect/vitest"
+import { describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { withPostgres } from "../../../test/support/postgres.ts"
-import { buildRunner, type RunnerProcess, tempDir } from "./support/runners.ts"
+import { runnersForFile, tempDir } from "./support/runners.ts"
 import { takeover } from "./support/takeover.ts"
 
-let script = ""
-const started: Array<RunnerProcess> = []
-beforeAll(async () => {
-  script = await buildRunner(tempDir())
-}, 60_000)
-afterAll(async () => {
-  await Promise.all(started.map((r) => r.kill9()))
-})
+const { script, started } = runnersForFile()
 
 /** A new, empty database on the server of `url`; returns its URL. */
 const freshDatabase = (url: string) =>
@@ -34,6 +27,6 @@ const freshDatabase = (url: string) =>
 withPostgres((url) => {
   describe("runners on PostgreSQL storage", () => {
     it.live("entity ids land on both runners, and after a SIGKILL the survivor answers for all of them", () =>
-      Effect.flatMap(freshDatabase(url), (cluster) => takeover(script, cluster, tempDir(), started)), 180_000)
+      Effect.flatMap(freshDatabase(url), (cluster) => takeover(script(), cluster, tempDir(), started)), 180_000)
   })
 })

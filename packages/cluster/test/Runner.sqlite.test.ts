@@ -2,23 +2,16 @@
  * Runners as real processes on one SQLite file: two runners share the entity ids; after one is
  * killed with SIGKILL, the other takes its shards and answers for every id.
  */
-import { afterAll, beforeAll, describe, it } from "@effect/vitest"
+import { describe, it } from "@effect/vitest"
 import * as path from "node:path"
-import { buildRunner, type RunnerProcess, tempDir } from "./support/runners.ts"
+import { runnersForFile, tempDir } from "./support/runners.ts"
 import { takeover } from "./support/takeover.ts"
 
-let script = ""
-const started: Array<RunnerProcess> = []
-beforeAll(async () => {
-  script = await buildRunner(tempDir())
-}, 60_000)
-afterAll(async () => {
-  await Promise.all(started.map((r) => r.kill9()))
-})
+const { script, started } = runnersForFile()
 
 describe("runners on SQLite storage", () => {
   it.live("entity ids land on both runners, and after a SIGKILL the survivor answers for all of them", () => {
     const dir = tempDir()
-    return takeover(script, `sqlite:${path.join(dir, "cluster.db")}`, dir, started)
+    return takeover(script(), `sqlite:${path.join(dir, "cluster.db")}`, dir, started)
   }, 180_000)
 })

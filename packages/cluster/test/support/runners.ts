@@ -3,6 +3,7 @@
  * CLI ships, native addons loaded from node_modules), started with `node`, each waited on until
  * it says it has joined (or why it refused), killed with SIGKILL when a test says so.
  */
+import { afterAll, beforeAll } from "@effect/vitest"
 import * as esbuild from "esbuild"
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
@@ -98,4 +99,20 @@ export const startRunner = async (
       await gone
     }
   }
+}
+
+/**
+ * For one test file: the runner script, built before its tests, and the runners they start
+ * (push each one), all SIGKILLed after the file.
+ */
+export const runnersForFile = (): { readonly script: () => string; readonly started: Array<RunnerProcess> } => {
+  let script = ""
+  const started: Array<RunnerProcess> = []
+  beforeAll(async () => {
+    script = await buildRunner(tempDir())
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.all(started.map((r) => r.kill9()))
+  })
+  return { script: () => script, started }
 }

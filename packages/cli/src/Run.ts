@@ -21,6 +21,8 @@ import type { GateDecision } from "@forkjoin/schema/Autonomy"
 import { type EnvironmentId, MergeRunIdInput, type ThreadId } from "@forkjoin/schema/Ids"
 import { type ChildOutcome, type ChildOutcomeStatus, type ChildRefusal, type ChildVerifyResult, classOf } from "@forkjoin/schema/MergeRun"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
@@ -52,6 +54,21 @@ export interface RunRequest {
   readonly progress?: ((line: string) => Effect.Effect<void>) | undefined
   /** Read the short ids text output shows (the ids near the joined run's); `--json` leaves this off. */
   readonly shortIds?: boolean | undefined
+  /** Run the children on this cluster's runners (`--cluster URL`); the join stays here. */
+  readonly cluster?: ClusterRequest | undefined
+}
+
+/**
+ * `--cluster` and its companions: the storage URL, the cluster secret's file, and the address
+ * runners fetch the run's files from.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ClusterRequest {
+  readonly url: string
+  readonly secretFile?: string | undefined
+  readonly objectsHost?: string | undefined
 }
 
 /**
@@ -113,6 +130,9 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
   if ((request.planFile === undefined) === (request.resume === undefined)) {
     return yield* new UsageError({ message: "give either PLAN.json (to start a run) or --resume RUN_ID (to finish an interrupted one)." })
   }
+  if (request.cluster !== undefined && (request.resume !== undefined || request.exportOnly)) {
+    return yield* new UsageError({ message: "--cluster runs a plan's children on runners and joins them here; it cannot be combined with --resume or --export-only." })
+  }
   if (request.resume !== undefined && request.exportOnly) {
     return yield* new UsageError({ message: "--export-only runs children only; it cannot be combined with --resume." })
   }
@@ -154,18 +174,21 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
     return { _tag: "Exported", result, repairs, gate } satisfies RunResult
   }
   const prompted = yield* promptDriverFor(root, plan, request.progress)
+  const onCluster = request.cluster === undefined ? undefined : yield* clusterFor(plan, request.cluster)
   const [[outcome, ids], repairs] = yield* withRepairs(
     root,
     request.db,
     Effect.gen(function*() {
+      const remote = onCluster === undefined ? undefined : yield* onCluster
       const outcome = yield* OrchestratorRun.runPlan(plan, {
         planDirectory: path.dirname(path.resolve(planFile)),
         callerThreadId: request.threadId,
-        ...(request.progress === undefined ? {} : { progress: request.progress })
+        ...(request.progress === undefined ? {} : { progress: request.progress }),
+        ...(remote === undefined ? {} : { remote })
       }).pipe(withPromptDriver(prompted))
       const engine = yield* Engine
       return [outcome, yield* idsFor(request.shortIds, engine.environmentId, [outcome])] as const
-    })
+    }).pipe(Effect.scoped)
   ).pipe(
     Effect.provide(orchestratorLayer(root, db))
   )
@@ -173,6 +196,36 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
   yield* warnMerges(outcome.run.outcomes)
   return { _tag: "Joined", outcome, repairs, ids } satisfies RunResult
 })
+
+/**
+ * The cluster a run's children go to, checked before any child starts: plans whose children a
+ * runner cannot run yet are refused, the URL and the secret must load, and (when the effect is
+ * provided) the storage must answer; `start` then needs a registered runner and serves the
+ * run's files. All of these are usage errors (exit 2).
+ */
+const clusterFor = (plan: RunPlan.RunPlan, request: ClusterRequest) =>
+  Effect.gen(function*() {
+    const unsupported = plan.tasks.filter((t) => t.changesetFile === undefined && (t.prompt !== undefined || t.childVerify !== undefined))
+    if (unsupported.length > 0) {
+      return yield* new UsageError({
+        message: `--cluster: runners run scripted children without childVerify only for now; run tasks ${unsupported.map((t) => t.id).join(", ")} without --cluster`
+      })
+    }
+    const Cluster = yield* Effect.promise(() => import("@forkjoin/cluster"))
+    const url = Cluster.ClusterUrl.parse(request.url)
+    if (Result.isFailure(url)) return yield* new UsageError({ message: `--cluster: ${url.failure.message}`, cause: url.failure })
+    const secret = yield* Cluster.ClusterAuth.optionalSecret(request.secretFile, process.env).pipe(
+      Effect.mapError((e) => new UsageError({ message: `--cluster: ${e.message}`, cause: e }))
+    )
+    const refused = (e: { readonly message: string }) =>
+      new UsageError({ message: `--cluster: ${"code" in e && typeof e.code === "string" ? `${e.code}: ` : ""}${e.message}`, cause: e })
+    // Run in the run's scope: the storage is checked (and a runner looked for) before any child starts.
+    return Effect.gen(function*() {
+      const member = yield* Layer.build(Cluster.Sharding.layer(url.success, process.cwd(), Option.none())).pipe(Effect.mapError(refused))
+      const started = yield* Cluster.Parent.start({ secret, host: request.objectsHost }).pipe(Effect.provideContext(member), Effect.mapError(refused))
+      return started.remote
+    })
+  })
 
 /**
  * Every id and message of `outcomes` that `renderText` shortens: the run, its merges and their
@@ -267,7 +320,8 @@ const childJson = (r: Children.ChildResult) => ({
   ...(r.refusals.length === 0 ? {} : { refusals: r.refusals }),
   ...(r.childVerify === undefined ? {} : { childVerify: r.childVerify }),
   ...(r.changeset === undefined ? {} : { changeset: encodeChangeset(r.changeset) }),
-  artifacts: r.artifacts
+  artifacts: r.artifacts,
+  ...(r.ranOn === undefined ? {} : { ranOn: r.ranOn })
 })
 
 /**

@@ -13,7 +13,7 @@ import { jsonLineFlag, optionalText, switchFlag, threadFlag, workspaceFlags, wor
 import { CommandExit, writeStderr, writeStdout } from "./internal/output.ts"
 
 /**
- * `forkjoin run PLAN.json --workspace DIR [--db FILE] [--thread ID] [--export-only] [--json]`,
+ * `forkjoin run PLAN.json --workspace DIR [--db FILE] [--thread ID] [--export-only | --cluster URL [--secret-file F] [--objects-host H]] [--json]`,
  * `forkjoin run --resume RUN_ID --workspace DIR [--json]`.
  *
  * @category constructors
@@ -33,7 +33,10 @@ export const run = command(
       "{\"ok\",\"runId\",\"mergePlan\",\"results\",\"mergeExecution\":{\"status\",\"outcomes\"},\"conflicts\",\"finish\"} " +
         "(with --export-only: {\"ok\",\"runId\",\"results\"}), plus \"gate\" (the promotion gate's decision) when the plan has mutating tasks; both end with \"repairs\":[...] when a crash repair ran first"
     ),
-    exportOnly: switchFlag("export-only", "Run the children and print their changesets without joining them; the workspace is not written")
+    exportOnly: switchFlag("export-only", "Run the children and print their changesets without joining them; the workspace is not written"),
+    cluster: optionalText("cluster", "URL", "Run the children on the runners of this cluster ('forkjoin runner --cluster URL'): postgres://... or sqlite:PATH; the join stays here"),
+    secretFile: optionalText("secret-file", "FILE", "With --cluster: the cluster secret the runners share (default $FORKJOIN_CLUSTER_SECRET; none needed when every runner is on this machine)"),
+    objectsHost: optionalText("objects-host", "H", "With --cluster: the address runners fetch the run's files from (default 127.0.0.1; another address needs a cluster secret)")
   },
   function*(input) {
     // Loaded on demand, like every command but apply/repair: start-up only pays for what runs.
@@ -43,6 +46,10 @@ export const run = command(
       resume: Option.getOrUndefined(input.resume),
       ...workspaceInput(input),
       exportOnly: input.exportOnly,
+      cluster: Option.match(input.cluster, {
+        onNone: () => undefined,
+        onSome: (url) => ({ url, secretFile: Option.getOrUndefined(input.secretFile), objectsHost: Option.getOrUndefined(input.objectsHost) })
+      }),
       threadId: Option.getOrElse(input.thread, () => ThreadId.make("cli")),
       // Live progress only for a person at a terminal; --json and pipes stay quiet.
       progress: !input.json && process.stderr.isTTY === true ? (line: string) => writeStderr(`  ${line}\n`) : undefined,

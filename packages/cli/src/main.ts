@@ -44,6 +44,7 @@ const subcommands = {
   keygen: () => import("./GateCommand.ts").then((m) => m.keygen),
   config: () => import("./GateCommand.ts").then((m) => m.config),
   serve: () => import("./ServeCommand.ts").then((m) => m.serve),
+  runner: () => import("./RunnerCommand.ts").then((m) => m.runner),
   token: () => import("./TokenCommand.ts").then((m) => m.token),
   agent: () => import("./AgentCommand.ts").then((m) => m.agent),
   agents: () => import("./AgentsCommand.ts").then((m) => m.agents),

@@ -70,7 +70,7 @@ export const snapshot: Effect.Effect<Baseline, EngineError, Engine> = Effect.gen
       if (answer === undefined || Result.isFailure(answer)) continue
       const facts = answer.success.facts
       if (answer.success.state._tag !== "File" || facts === undefined) continue
-      files.push({ path: p, hash: facts.hash, size: facts.bytes, executable: ((answer.success.mode ?? 0) & 0o111) !== 0 })
+      files.push({ path: p, hash: facts.hash, size: facts.bytes, mode: answer.success.mode })
       if (!blobPaths.has(facts.hash)) blobPaths.set(facts.hash, p)
       bytes += facts.bytes
     }

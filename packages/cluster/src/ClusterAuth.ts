@@ -13,6 +13,7 @@
  */
 import { sha256 } from "@forkjoin/patch"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -160,6 +161,21 @@ export const loadSecret = (
     }
     return yield* Effect.fromResult(secretOf(text.text, secretFile))
   })
+
+/**
+ * The secret when one is given (`secretFile`, else `env[FORKJOIN_CLUSTER_SECRET]`), none when
+ * neither is: members on one machine may go without one. A given secret must load.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const optionalSecret = (
+  secretFile: string | undefined,
+  env: Readonly<Record<string, string | undefined>>
+): Effect.Effect<Option.Option<ClusterSecret>, SecretError> =>
+  secretFile === undefined && (env[SECRET_ENV] ?? "") === ""
+    ? Effect.succeed(Option.none())
+    : Effect.map(loadSecret(secretFile, env), Option.some)
 
 /**
  * What a signature covers: method, path (with query), timestamp (ms), nonce and body.

@@ -139,3 +139,16 @@ export const layer = (
       Effect.mapError(SqlRunnerStorage.make({}), (error) => unreachable(url, error.message, error))
     )
   ).pipe(Layer.provide(layerSqlClient(url, cwd)))
+
+/**
+ * The runners registered in the cluster's storage, healthy ones only, as sorted `host:port`
+ * (none when the storage cannot answer).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const healthyRunners: Effect.Effect<ReadonlyArray<string>, never, RunnerStorage.RunnerStorage> = Effect.gen(function*() {
+  const storage = yield* RunnerStorage.RunnerStorage
+  const runners = yield* storage.getRunners.pipe(Effect.orElseSucceed(() => []))
+  return runners.filter(([, healthy]) => healthy).map(([r]) => `${r.address.host}:${r.address.port}`).sort()
+})

@@ -45,7 +45,7 @@ const ByteCount = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 /**
  * One name in a directory node: its kind, the hash of its blob (file) or node (dir),
  * its size (bytes of content; for a dir, the bytes of its node) and, only when true,
- * `executable`.
+ * for a file, its permission bits (`mode`, as the engine reads them).
  *
  * @category models
  * @since 0.1.0
@@ -55,7 +55,7 @@ export const ManifestEntry = Schema.Struct({
   kind: EntryKind,
   hash: Sha256Hash,
   size: ByteCount,
-  executable: Schema.optionalKey(Schema.Literal(true))
+  mode: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 0o7777 })))
 })
 
 /**
@@ -119,7 +119,7 @@ export const nameProblem = (name: string): string | undefined => {
 }
 
 /**
- * The canonical bytes of a node: keys in schema order, `executable` only when true, no spaces.
+ * The canonical bytes of a node: keys in schema order, `mode` only when known, no spaces.
  *
  * @category encoding
  * @since 0.1.0
@@ -132,7 +132,7 @@ export const encodeNode = (node: ManifestNode): Uint8Array =>
       kind: e.kind,
       hash: e.hash,
       size: e.size,
-      ...(e.executable === true ? { executable: true } : {})
+      ...(e.mode === undefined ? {} : { mode: e.mode })
     }))
   }))
 
@@ -176,7 +176,7 @@ export const decodeNode = (hash: string, bytes: Uint8Array): Result.Result<Manif
 
 /**
  * One file of a baseline listing: its workspace-relative path (normalized), content hash,
- * size and whether it is executable.
+ * size and permission bits (`mode`, when the engine reported them).
  *
  * @category models
  * @since 0.1.0
@@ -185,7 +185,7 @@ export interface BaselineFile {
   readonly path: string
   readonly hash: Sha256Hash
   readonly size: number
-  readonly executable: boolean
+  readonly mode: number | undefined
 }
 
 /**
@@ -237,7 +237,7 @@ export const buildTree = (files: ReadonlyArray<BaselineFile>, dirs: ReadonlyArra
       entries.push({ name, kind: "dir", hash: child.hash, size: child.size })
     }
     for (const [name, f] of d.files) {
-      entries.push({ name, kind: "file", hash: f.hash, size: f.size, ...(f.executable ? { executable: true as const } : {}) })
+      entries.push({ name, kind: "file", hash: f.hash, size: f.size, ...(f.mode === undefined ? {} : { mode: f.mode }) })
     }
     entries.sort((a, b) => byCodeUnit(a.name, b.name))
     const bytes = encodeNode({ v: MANIFEST_VERSION, entries })

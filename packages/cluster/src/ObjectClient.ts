@@ -17,7 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type ClusterSecret, sign } from "./ClusterAuth.ts"
-import { decodeBody, DEFAULT_MAX_OBJECT_BYTES, MISSING_PATH, objectPath } from "./internal/objectWire.ts"
+import { CLAIM_PATH, ClaimAnswer, decodeBody, DEFAULT_MAX_OBJECT_BYTES, MISSING_PATH, objectPath } from "./internal/objectWire.ts"
 import { decodeNode, type ManifestEntry, type ManifestError, type ManifestNode } from "./Manifest.ts"
 
 /**
@@ -84,11 +84,14 @@ export interface ObjectClient {
   readonly node: (hash: Sha256Hash) => Effect.Effect<ManifestNode, ObjectClientError | ManifestError>
   readonly missing: (hashes: ReadonlyArray<Sha256Hash>) => Effect.Effect<ReadonlyArray<Sha256Hash>, ObjectClientError>
   readonly put: (hash: Sha256Hash, bytes: Uint8Array) => Effect.Effect<void, ObjectClientError>
+  /** Claims the child attempt `attempt` (its entity id) for `runner`: false when another delivery of it came first. */
+  readonly claim: (attempt: string, runner: string) => Effect.Effect<boolean, ObjectClientError>
   readonly stats: () => WireStats
 }
 
 const MissingAnswer = Schema.Struct({ missing: Schema.Array(Sha256HashSchema) })
 const decodeMissing = Schema.decodeUnknownResult(Schema.fromJsonString(MissingAnswer))
+const decodeClaim = Schema.decodeUnknownResult(Schema.fromJsonString(ClaimAnswer))
 const serverCodeOf = (text: string): string | undefined => {
   try {
     const v: unknown = JSON.parse(text)
@@ -189,11 +192,21 @@ export const make = (options: ClientOptions): ObjectClient => {
 
   const put = (hash: Sha256Hash, bytes: Uint8Array) => Effect.asVoid(request("POST", objectPath(hash), bytes, hash))
 
-  return { get, node, missing, put, stats: () => ({ requests, received, sent }) }
+  const claim = (attempt: string, runner: string) =>
+    Effect.gen(function*() {
+      const text = yield* request("POST", CLAIM_PATH, new TextEncoder().encode(JSON.stringify({ attempt, runner })))
+      const decoded = decodeClaim(text)
+      if (Result.isFailure(decoded)) {
+        return yield* new ObjectClientError({ code: "object_malformed", url: `${base}${CLAIM_PATH}`, detail: "the answer is not {\"granted\": ...}" })
+      }
+      return decoded.success.granted
+    })
+
+  return { get, node, missing, put, claim, stats: () => ({ requests, received, sent }) }
 }
 
 /**
- * A baseline read lazily from its root hash: `read` a file's bytes (undefined when the path
+ * A baseline read lazily from its root hash: a path's `entry`, `read` a file's bytes (undefined when the path
  * is absent or not a file), `list` a directory's entries (`""` is the root; undefined when
  * absent or not a directory).
  *
@@ -202,6 +215,8 @@ export const make = (options: ClientOptions): ObjectClient => {
  */
 export interface BaselineView {
   readonly root: Sha256Hash
+  /** The manifest entry at `path` (undefined when absent; `""` has none). */
+  readonly entry: (path: string) => Effect.Effect<ManifestEntry | undefined, ObjectClientError | ManifestError | EngineError>
   readonly read: (path: string) => Effect.Effect<Uint8Array | undefined, ObjectClientError | ManifestError | EngineError>
   readonly list: (dir: string) => Effect.Effect<ReadonlyArray<ManifestEntry> | undefined, ObjectClientError | ManifestError | EngineError>
 }
@@ -231,6 +246,7 @@ export const baselineView = (client: ObjectClient, root: Sha256Hash): BaselineVi
   const segmentsOf = (raw: string) => Effect.map(Effect.fromResult(normalizeRelativePath(raw)), (p) => p.split("/"))
   return {
     root,
+    entry: (raw) => Effect.flatMap(segmentsOf(raw), entryAt),
     read: (raw) =>
       Effect.gen(function*() {
         const entry = yield* entryAt(yield* segmentsOf(raw))

@@ -3,7 +3,9 @@
  * their changesets. Routes: `GET /v1/objects/{hex}` (the object, base64), `HEAD` (is it
  * there), `PUT /v1/objects/{hex}` (store raw bytes under their hash; `POST` is the same, for
  * clients that only send GET and POST) and `POST /v1/objects/missing` (`{"hashes":[...]}` →
- * `{"missing":[...]}`). Every request must be signed with the cluster secret (`ClusterAuth`);
+ * `{"missing":[...]}`), and `POST /v1/attempts/claim` (`{"attempt","runner"}` → `{"granted"}`,
+ * when the server was given `claim`: a runner asks before it runs a child's attempt, so the
+ * parent sees every delivery of it). Every request must be signed with the cluster secret (`ClusterAuth`);
  * bodies over the cap are refused before they are read.
  *
  * It binds loopback unless given another address, and then only with a secret; with no
@@ -30,7 +32,16 @@ import { type HttpServerRequest, MaxBodySize } from "effect/http/HttpServerReque
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { createServer } from "node:http"
 import { type ClusterSecret, makeVerifier, randomSecret } from "./ClusterAuth.ts"
-import { DEFAULT_MAX_OBJECT_BYTES, encodeBody, hashOfParam, MAX_MISSING_HASHES, MISSING_PATH, OBJECTS_PATH } from "./internal/objectWire.ts"
+import {
+  CLAIM_PATH,
+  ClaimRequest,
+  DEFAULT_MAX_OBJECT_BYTES,
+  encodeBody,
+  hashOfParam,
+  MAX_MISSING_HASHES,
+  MISSING_PATH,
+  OBJECTS_PATH
+} from "./internal/objectWire.ts"
 import { Objects } from "./Objects.ts"
 
 /**
@@ -47,6 +58,8 @@ export interface ServeOptions {
   readonly secret?: ClusterSecret | undefined
   readonly maxBodyBytes?: number | undefined
   readonly windowMs?: number | undefined
+  /** Decides a runner's claim of a child attempt (`attempt` is its entity id); without it the route answers 404. */
+  readonly claim?: ((attempt: string, runner: string) => Effect.Effect<boolean>) | undefined
 }
 
 /**
@@ -78,9 +91,10 @@ const problem = (status: number, code: string, message: string) => HttpServerRes
 
 const MissingRequest = Schema.Struct({ hashes: Schema.Array(Sha256HashSchema).check(Schema.isMaxLength(MAX_MISSING_HASHES)) })
 const decodeMissing = Schema.decodeUnknownResult(Schema.fromJsonString(MissingRequest), { onExcessProperty: "error" })
+const decodeClaim = Schema.decodeUnknownResult(Schema.fromJsonString(ClaimRequest), { onExcessProperty: "error" })
 
 /** The routes, each checking size and signature before anything else. */
-const routes = (secret: ClusterSecret, windowMs: number | undefined, maxBody: number) => {
+const routes = (secret: ClusterSecret, windowMs: number | undefined, maxBody: number, claim: ServeOptions["claim"]) => {
   const verifier = makeVerifier(secret, windowMs)
   /** The body (within the cap) of a correctly signed request, else the refusal to answer with. */
   const admit = (request: HttpServerRequest) =>
@@ -141,7 +155,17 @@ const routes = (secret: ClusterSecret, windowMs: number | undefined, maxBody: nu
       return HttpServerResponse.jsonUnsafe({ missing: absent })
     }).pipe(Effect.catchTag("BlobStoreError", unavailable)))
 
-  return Layer.mergeAll(get, put("PUT"), put("POST"), missing)
+  const claims = HttpRouter.add("POST", CLAIM_PATH, (request) =>
+    Effect.gen(function*() {
+      const admitted = yield* admit(request)
+      if (Result.isFailure(admitted)) return admitted.failure
+      if (claim === undefined) return problem(404, "claims_unsupported", "this server takes no attempt claims")
+      const asked = decodeClaim(new TextDecoder().decode(admitted.success))
+      if (Result.isFailure(asked)) return problem(400, "request_malformed", "send {\"attempt\": ID, \"runner\": \"HOST:PORT\"}")
+      return HttpServerResponse.jsonUnsafe({ granted: yield* claim(asked.success.attempt, asked.success.runner) })
+    }))
+
+  return Layer.mergeAll(get, put("PUT"), put("POST"), missing, claims)
 }
 
 /**
@@ -163,7 +187,7 @@ export const serve = (options: ServeOptions = {}): Effect.Effect<Running, Object
     const secret = options.secret ?? randomSecret()
     const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_OBJECT_BYTES
     const objects = yield* Objects
-    const server = HttpRouter.serve(routes(secret, options.windowMs, maxBody), { disableLogger: true, disableListenLog: true }).pipe(
+    const server = HttpRouter.serve(routes(secret, options.windowMs, maxBody, options.claim), { disableLogger: true, disableListenLog: true }).pipe(
       Layer.provide(Layer.succeed(Objects, objects)),
       Layer.provide(Layer.succeed(References.TracerEnabled, false)),
       // A chunked body has no Content-Length to refuse up front: its reading stops at the cap.

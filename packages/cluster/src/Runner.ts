@@ -15,12 +15,17 @@
 import { isLoopbackHost } from "@forkjoin/http/Loopback"
 import { RunnerAddress } from "effect/cluster/RunnerAddress"
 import type { Sharding as ShardingService } from "effect/cluster/Sharding"
+import type { RunnerStorage } from "effect/cluster/RunnerStorage"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as SocketServer from "effect/socket/SocketServer"
+import * as ChildAttempt from "./ChildAttempt.ts"
+import type { ClusterSecret } from "./ClusterAuth.ts"
+import * as ClusterStorage from "./ClusterStorage.ts"
 import type { ClusterStorageError } from "./ClusterStorage.ts"
 import * as ClusterUrl from "./ClusterUrl.ts"
 import * as Sharding from "./Sharding.ts"
@@ -90,12 +95,13 @@ export const plan = (
       ))
 
 /**
- * Every entity a runner serves.
+ * Every entity a runner serves; `secret` is the runner's cluster secret, when it has one.
  *
  * @category layers
  * @since 0.1.0
  */
-export const entities: Layer.Layer<never, never, ShardingService> = Whereami.layer
+export const entities = (secret: Option.Option<ClusterSecret>): Layer.Layer<never, never, ShardingService> =>
+  Layer.mergeAll(Whereami.layer, ChildAttempt.layer(secret))
 
 /**
  * The runner as a layer: its storage checked first, then it registers, listens and serves
@@ -106,7 +112,22 @@ export const entities: Layer.Layer<never, never, ShardingService> = Whereami.lay
  */
 export const layer = (
   options: RunnerOptions,
-  cwd: string
-): Layer.Layer<ShardingService, ClusterUrl.ClusterUrlError | RunnerError | ClusterStorageError | SocketServer.SocketServerError> =>
+  cwd: string,
+  secret: Option.Option<ClusterSecret> = Option.none()
+): Layer.Layer<ShardingService | RunnerStorage, ClusterUrl.ClusterUrlError | RunnerError | ClusterStorageError | SocketServer.SocketServerError> =>
   Layer.unwrap(Effect.map(Effect.fromResult(plan(options)), ({ side, url }) =>
-    Layer.provideMerge(entities, Sharding.layer(url, cwd, Option.some(side)))))
+    Layer.provideMerge(entities(secret), Sharding.layer(url, cwd, Option.some(side)))))
+
+/**
+ * Completes once the runner at `address` (`host:port`) is registered and healthy in the
+ * cluster's storage, so a parent started after it finds it (registration runs in the
+ * background of `layer`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const registered = (address: string): Effect.Effect<void, never, RunnerStorage> =>
+  Effect.repeat(ClusterStorage.healthyRunners, {
+    until: (runners) => runners.includes(address),
+    schedule: Schedule.spaced("100 millis")
+  }).pipe(Effect.asVoid)

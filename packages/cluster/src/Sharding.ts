@@ -9,16 +9,20 @@
  *
  * @since 0.1.0
  */
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+// The shared module: the platform-node one also loads an HTTP client (undici) the CLI must not carry.
+import * as NodeClusterSocket from "@effect/platform-node-shared/NodeClusterSocket"
 import * as RunnerHealth from "effect/cluster/RunnerHealth"
 import * as Runners from "effect/cluster/Runners"
+import type * as RunnerStorage from "effect/cluster/RunnerStorage"
 import type { RunnerAddress } from "effect/cluster/RunnerAddress"
 import type { Sharding } from "effect/cluster/Sharding"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as SocketRunner from "effect/cluster/SocketRunner"
 import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import type * as SocketServer from "effect/socket/SocketServer"
 import * as ClusterStorage from "./ClusterStorage.ts"
@@ -77,7 +81,8 @@ export const config = (runner: Option.Option<RunnerSide>): ShardingConfig.Shardi
 
 /**
  * A cluster member over `url` with effect's socket transport: a runner listening on its address
- * when `runner` is some, else a client that sends to runners. Composed here rather than through
+ * when `runner` is some, else a client that sends to runners (and reads which runners are
+ * registered, from `RunnerStorage`). Composed here rather than through
  * `NodeClusterSocket.layer`, which reads the sharding settings from the environment first.
  * Storage is checked before anything else starts (`ClusterStorage`).
  *
@@ -88,7 +93,7 @@ export const layer = (
   url: ClusterUrl,
   cwd: string,
   runner: Option.Option<RunnerSide>
-): Layer.Layer<Sharding | Runners.Runners, ClusterStorage.ClusterStorageError | SocketServer.SocketServerError> => {
+): Layer.Layer<Sharding | Runners.Runners | RunnerStorage.RunnerStorage, ClusterStorage.ClusterStorageError | SocketServer.SocketServerError> => {
   const settings = ShardingConfig.layer(config(runner))
   const member = Option.isSome(runner)
     ? SocketRunner.layer.pipe(
@@ -97,8 +102,12 @@ export const layer = (
     )
     : SocketRunner.layerClientOnly.pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))
   return member.pipe(
-    Layer.provide(ClusterStorage.layer(url, cwd)),
+    Layer.provideMerge(ClusterStorage.layer(url, cwd)),
     Layer.provide(settings),
-    Layer.provide(RpcSerialization.layerSchemaBinary())
+    Layer.provide(RpcSerialization.layerSchemaBinary()),
+    // Effect's cluster logs go to stderr (stdout is the commands' own): a runner's from Info, a
+    // client's (the parent's) warnings only.
+    Layer.provide(Logger.layer([Logger.withConsoleError(Logger.formatSimple)])),
+    Layer.provide(Layer.succeed(References.MinimumLogLevel, Option.isSome(runner) ? "Info" : "Warn"))
   )
 }

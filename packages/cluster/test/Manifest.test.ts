@@ -10,7 +10,7 @@ import type { Sha256Hash } from "@forkjoin/schema"
 import * as Result from "effect/Result"
 import { type BaselineFile, buildTree, decodeNode, encodeNode, type ManifestError } from "../src/Manifest.ts"
 
-const file = (p: string, text: string, executable = false): BaselineFile => ({ path: p, hash: sha256(text), size: text.length, executable })
+const file = (p: string, text: string, mode?: number): BaselineFile => ({ path: p, hash: sha256(text), size: text.length, mode })
 const BLOB = sha256("x")
 
 const codeOf = (bytes: Uint8Array, hash: string = sha256(bytes)): ManifestError["code"] | "ok" => {
@@ -21,22 +21,22 @@ const raw = (value: unknown) => new TextEncoder().encode(JSON.stringify(value))
 const entry = (name: string) => ({ name, kind: "file" as const, hash: BLOB, size: 1 })
 
 describe("buildTree", () => {
-  it("one node per directory, sorted, equal directories stored once, executable kept", () => {
-    const tree = buildTree([file("b/x.txt", "1"), file("a/x.txt", "1"), file("run.sh", "#!", true), file("a/deep/y", "2")], ["empty"])
+  it("one node per directory, sorted, equal directories stored once, modes kept", () => {
+    const tree = buildTree([file("b/x.txt", "1"), file("a/x.txt", "1"), file("run.sh", "#!", 0o755), file("a/deep/y", "2")], ["empty"])
     const root = decodeNode(tree.root, tree.nodes.get(tree.root)!)
     assert.isTrue(Result.isSuccess(root))
     if (Result.isFailure(root)) return
-    assert.deepStrictEqual(root.success.entries.map((e) => [e.name, e.kind, e.executable ?? false]), [
-      ["a", "dir", false],
-      ["b", "dir", false],
-      ["empty", "dir", false],
-      ["run.sh", "file", true]
+    assert.deepStrictEqual(root.success.entries.map((e) => [e.name, e.kind, e.mode]), [
+      ["a", "dir", undefined],
+      ["b", "dir", undefined],
+      ["empty", "dir", undefined],
+      ["run.sh", "file", 0o755]
     ])
     // root, a, a/deep, b, empty: five directories, five distinct nodes.
     assert.strictEqual(tree.nodes.size, 5)
     for (const [hash, bytes] of tree.nodes) assert.strictEqual(codeOf(bytes, hash), "ok")
     // Same content, same name: a second build is the same root.
-    assert.strictEqual(buildTree([file("a/deep/y", "2"), file("run.sh", "#!", true), file("a/x.txt", "1"), file("b/x.txt", "1")], ["empty"]).root, tree.root)
+    assert.strictEqual(buildTree([file("a/deep/y", "2"), file("run.sh", "#!", 0o755), file("a/x.txt", "1"), file("b/x.txt", "1")], ["empty"]).root, tree.root)
   })
 
   it("a changed byte anywhere changes the root", () => {
@@ -67,7 +67,7 @@ describe("decodeNode refuses untrusted bytes", () => {
     const spaced = new TextEncoder().encode(JSON.stringify({ v: 1, entries: [entry("a")] }, null, 1))
     assert.strictEqual(codeOf(spaced), "node_not_canonical")
     assert.strictEqual(codeOf(raw({ entries: [entry("a")], v: 1 })), "node_not_canonical")
-    assert.strictEqual(codeOf(raw({ v: 1, entries: [{ ...entry("a"), executable: true }] })), "ok")
+    assert.strictEqual(codeOf(raw({ v: 1, entries: [{ ...entry("a"), mode: 0o644 }] })), "ok")
   })
 
   it("not a version 1 node: node_malformed", () => {
@@ -76,7 +76,8 @@ describe("decodeNode refuses untrusted bytes", () => {
       new TextEncoder().encode("{not json"),
       raw({ v: 2, entries: [] }),
       raw({ v: 1, entries: [{ ...entry("a"), extra: 1 }] }),
-      raw({ v: 1, entries: [{ ...entry("a"), executable: false }] }),
+      raw({ v: 1, entries: [{ ...entry("a"), mode: 0o10000 }] }),
+      raw({ v: 1, entries: [{ ...entry("a"), executable: true }] }),
       raw({ v: 1, entries: [{ ...entry("a"), hash: "sha256:XYZ" }] }),
       raw({ v: 1, entries: [{ ...entry("a"), size: -1 }] }),
       raw({ v: 1, entries: [{ ...entry("a"), kind: "device" }] })

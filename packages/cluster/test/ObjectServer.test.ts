@@ -52,7 +52,7 @@ describe("ObjectServer + ObjectClient", () => {
       assert.isUndefined(yield* view.read("src"))
       assert.isUndefined(yield* view.read(".git/config"))
       const root = (yield* view.list(""))!
-      assert.deepStrictEqual(root.map((e) => [e.name, e.kind, e.executable ?? false]), [["README.md", "file", true], ["src", "dir", false]])
+      assert.deepStrictEqual(root.map((e) => [e.name, e.kind, e.mode === undefined ? undefined : e.mode & 0o111]), [["README.md", "file", 0o111], ["src", "dir", undefined]])
       assert.deepStrictEqual((yield* view.list("src"))!.map((e) => `${e.name}:${e.kind}`), ["a.ts:file", "deep:dir"])
       const traversal = yield* Effect.result(view.read("../etc/passwd"))
       assert.isTrue(Result.isFailure(traversal) && traversal.failure._tag === "EngineError")

@@ -16,6 +16,9 @@
  *   under the lock, before the resolution is recorded on the conflict;
  * - `resolve:after-commit`: SIGKILL right after the resolution's transaction committed and was
  *   recorded, before the child's other changes are applied;
+ * - `runner:before-upload:<n>` / `runner:after-upload:<n>`: a cluster runner SIGKILLs itself in
+ *   its n-th child attempt (1-based, per process) right before / right after sending the
+ *   child's changeset to the parent, before it answers;
  * - `join:skip-baseline`: the join takes a child's live files as its baseline, so drift from
  *   an outside edit is no longer refused (test-only: the merge probe must then report
  *   `baseline_drift_refused` failed).
@@ -40,10 +43,19 @@ export interface FaultPlan {
   readonly afterChild: ReadonlySet<number>
   readonly afterVerifyRollback: ReadonlySet<number>
   readonly resolve: ReadonlySet<ResolvePoint>
+  readonly runnerUpload: ReadonlyMap<RunnerPoint, ReadonlySet<number>>
   readonly skipBaseline: boolean
 }
 
-const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>', 'merge:after-child:<n>', 'verify:after-rollback:<n>', 'resolve:after-claim', 'resolve:before-record', 'resolve:after-commit' or 'join:skip-baseline'"
+/**
+ * Where a cluster runner's attempt can be killed (`runner:<point>:<n>`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type RunnerPoint = "before-upload" | "after-upload"
+
+const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>', 'merge:after-child:<n>', 'verify:after-rollback:<n>', 'resolve:after-claim', 'resolve:before-record', 'resolve:after-commit', 'runner:before-upload:<n>', 'runner:after-upload:<n>' or 'join:skip-baseline'"
 
 /**
  * Where `forkjoin resolve` can be killed (`resolve:<point>`).
@@ -68,6 +80,7 @@ export const parseFault = (value: string | undefined): FaultPlan => {
   const afterChild = new Set<number>()
   const afterVerifyRollback = new Set<number>()
   const resolve = new Set<ResolvePoint>()
+  const runnerUpload = new Map<RunnerPoint, Set<number>>([["before-upload", new Set()], ["after-upload", new Set()]])
   let skipBaseline = false
   for (const fault of (value ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "")) {
     const stage = /^stage:(\d+)$/.exec(fault)
@@ -76,16 +89,18 @@ export const parseFault = (value: string | undefined): FaultPlan => {
     const child = /^merge:after-child:(\d+)$/.exec(fault)
     const verifyRollback = /^verify:after-rollback:(\d+)$/.exec(fault)
     const point = RESOLVE_POINTS.find((p) => fault === `resolve:${p}`)
+    const runner = /^runner:(before-upload|after-upload):(\d+)$/.exec(fault)
     if (stage !== null) afterStage.add(Number(stage[1]))
     else if (rename !== null) afterRename.add(Number(rename[1]))
     else if (write !== null) writeFail.set(write[1]!, Number(write[2]))
     else if (child !== null) afterChild.add(Number(child[1]))
     else if (verifyRollback !== null) afterVerifyRollback.add(Number(verifyRollback[1]))
     else if (point !== undefined) resolve.add(point)
+    else if (runner !== null) runnerUpload.get(runner[1] === "before-upload" ? "before-upload" : "after-upload")!.add(Number(runner[2]))
     else if (fault === "join:skip-baseline") skipBaseline = true
     else throw new Error(`FORKJOIN_FAULT: '${fault}' is not ${FORMS}`)
   }
-  return { afterStage, afterRename, writeFail, afterChild, afterVerifyRollback, resolve, skipBaseline }
+  return { afterStage, afterRename, writeFail, afterChild, afterVerifyRollback, resolve, runnerUpload, skipBaseline }
 }
 
 /**
@@ -150,6 +165,15 @@ export const afterVerifyRollback = (n: number): Effect.Effect<void> => killIf((p
  * @since 0.1.0
  */
 export const atResolve = (point: ResolvePoint): Effect.Effect<void> => killIf((plan) => plan.resolve.has(point))
+
+/**
+ * Run by a cluster runner around its n-th attempt's upload (1-based, per process).
+ *
+ * @category fault injection
+ * @since 0.1.0
+ */
+export const atRunnerUpload = (point: RunnerPoint, n: number): Effect.Effect<void> =>
+  killIf((plan) => plan.runnerUpload.get(point)?.has(n) === true)
 
 /**
  * Whether the join should skip verifying children's baselines (`join:skip-baseline`): a

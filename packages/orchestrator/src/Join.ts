@@ -112,7 +112,7 @@ export const start = Effect.fn("Join.start")(function*(options: JoinOptions) {
     // Refusals and checks are on record from the start: a resumed join still keeps a refused
     // child out, and still says why a child whose check failed has no changeset.
     outcomes: options.children.filter((c) => c.mode === "transactional_write").map((c) =>
-      withCheck(withRefusals({ childId: c.id, status: "pending" }, c.refusals), c.childVerify)
+      withRanOn(withCheck(withRefusals({ childId: c.id, status: "pending" }, c.refusals), c.childVerify), c.ranOn)
     ),
     createdAt: at,
     updatedAt: at
@@ -130,6 +130,9 @@ export const start = Effect.fn("Join.start")(function*(options: JoinOptions) {
   yield* store.createRun(run).pipe(Effect.mapError(storeFailure("Recording the merge run")))
   return yield* proceed(options.runId, options.children, options.onOutcome)
 })
+
+/** The outcome with where the child ran (a cluster's runner), kept from its pending record. */
+const withRanOn = (outcome: ChildOutcome, ranOn: string | undefined): ChildOutcome => (ranOn === undefined ? outcome : { ...outcome, ranOn })
 
 /**
  * Joins every child still `pending` in the recorded run, in task order, and returns the run
@@ -150,7 +153,7 @@ export const proceed = Effect.fn("Join.proceed")(function*(
     const atomicJoined = yield* proceedAtomic(run, children)
     for (const joined of run.verify === undefined ? atomicJoined : yield* Verify.atomic(run, run.verify, atomicJoined)) {
       const recorded = recordedOf.get(joined.outcome.childId)
-      const outcome = withCheck(withRefusals(joined.outcome, recorded?.refusals), recorded?.childVerify)
+      const outcome = withRanOn(withCheck(withRefusals(joined.outcome, recorded?.refusals), recorded?.childVerify), recorded?.ranOn)
       yield* store.recordOutcome(runId, outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
       yield* onOutcome(outcome)
     }
@@ -168,14 +171,17 @@ export const proceed = Effect.fn("Join.proceed")(function*(
     const joined: Joined = child === undefined
       ? { outcome: { childId: o.childId, status: "missing_changeset", reason: "the child's changeset was not found" }, conflicts: [] }
       : yield* joinChild(run, child, changed, o.refusals ?? [])
-    const outcome: ChildOutcome = withCheck(
-      withRefusals(
-        run.verify !== undefined && joined.outcome.transactionId !== undefined && SETTLED.has(joined.outcome.status)
-          ? yield* Verify.child(run, run.verify, joined.outcome, joined.outcome.transactionId)
-          : joined.outcome,
-        o.refusals
+    const outcome: ChildOutcome = withRanOn(
+      withCheck(
+        withRefusals(
+          run.verify !== undefined && joined.outcome.transactionId !== undefined && SETTLED.has(joined.outcome.status)
+            ? yield* Verify.child(run, run.verify, joined.outcome, joined.outcome.transactionId)
+            : joined.outcome,
+          o.refusals
+        ),
+        o.childVerify
       ),
-      o.childVerify
+      o.ranOn
     )
     yield* store.recordOutcome(runId, outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
     yield* onOutcome(outcome)

@@ -89,6 +89,8 @@ export interface RunOptions {
   readonly cancel?: Effect.Effect<void>
   /** Told one line per child as it finishes and as it is joined (live progress on a terminal). */
   readonly progress?: (line: string) => Effect.Effect<void>
+  /** Runs each child's attempts elsewhere (a cluster's runners); the join stays here. */
+  readonly remote?: Children.RemoteAttempt
 }
 
 /**
@@ -187,8 +189,10 @@ const runHeld = Effect.fnUntraced(function*(plan: RunPlan, options: RunOptions, 
     runDirectory,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.cancel === undefined ? {} : { cancel: options.cancel }),
+    ...(options.remote === undefined ? {} : { remote: options.remote }),
     ...(options.progress === undefined ? {} : {
-      onChild: (r: Children.ChildResult) => options.progress!(`child ${r.id}: ${r.status} (${r.observations.length} actions)`)
+      onChild: (r: Children.ChildResult) =>
+        options.progress!(`child ${r.id}: ${r.status} (${r.observations.length} actions${r.ranOn === undefined ? "" : `, on ${r.ranOn}`})`)
     })
   }).pipe(Effect.mapError((e) => (e._tag === "DriverUnavailable" ? modelUnavailable(e) : artifactFailure("Running the children")(e))))
   const cancelled = ran.results.filter((r) => r.status === "cancelled")
@@ -225,6 +229,7 @@ const runHeld = Effect.fnUntraced(function*(plan: RunPlan, options: RunOptions, 
       mode: t.mode,
       ...(refusals.length === 0 ? {} : { refusals }),
       ...(result?.childVerify === undefined ? {} : { childVerify: result.childVerify }),
+      ...(result?.ranOn === undefined ? {} : { ranOn: result.ranOn }),
       ...(t.writeScope === undefined ? {} : { writeScope: t.writeScope }),
       changeset: Result.isSuccess(read) ? read.success : undefined,
       ...(Result.isFailure(read) ? { unread: read.failure } : {}),

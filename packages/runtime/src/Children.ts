@@ -45,7 +45,27 @@ export interface RunOptions {
   readonly cancel?: Effect.Effect<void>
   /** Told each child's result as soon as it is known (progress). */
   readonly onChild?: (result: ChildResult) => Effect.Effect<void>
+  /** Runs each attempt elsewhere (a cluster's runners) instead of in this process. */
+  readonly remote?: RemoteAttempt
 }
+
+/**
+ * One attempt of a child run elsewhere (on a cluster runner): given the run, the task, the attempt's
+ * number, the child's artifact folder and thread, it returns the attempt's session result,
+ * its changeset's blobs already in the folder's `blobs/` and its check (`childVerify`) done
+ * there too, and where it ran (when a runner answered). It replaces the local session and check; the retries, the
+ * artifacts and what is exported stay the same.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type RemoteAttempt = (input: {
+  readonly runId: string
+  readonly task: Task
+  readonly attempt: number
+  readonly namespace: string
+  readonly threadId: ThreadId
+}) => Effect.Effect<{ readonly result: Session.SessionResult; readonly childVerify?: ChildVerifyResult | undefined; readonly ranOn?: string | undefined }>
 
 /**
  * A child's status: its last session's; `check_failed` when the session finished but its own
@@ -118,6 +138,8 @@ export interface ChildResult {
   /** Plain data (its JSON form is `Session.encodeChangeset` of it). */
   readonly changeset?: Changeset
   readonly artifacts: string
+  /** Where its last attempt ran, when a cluster ran it (the runner's `host:port`). */
+  readonly ranOn?: string
 }
 
 /**
@@ -162,14 +184,29 @@ const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, numbe
     let result: Session.SessionResult
     let status: ChildStatus
     let checked: ChildVerifyResult | undefined
+    let ranOn: string | undefined
     do {
       attempts += 1
       attemptsOf.set(task.id, attempts)
       // A retry starts without the blobs of the attempt before it (none of them is named).
       if (attempts > 1) yield* dropBlobs(namespace)
       // A fresh driver and view per attempt: a retried child starts from the shared workspace again.
-      driver = driverFor(task, attempts)
       const attempt = attempts
+      checked = undefined
+      if (options.remote !== undefined) {
+        const remote = yield* options.remote({ runId: options.runId, task, attempt, namespace, threadId }).pipe(Effect.onInterrupt(() => dropBlobs(namespace)))
+        result = remote.result
+        checked = remote.childVerify
+        ranOn = remote.ranOn ?? undefined
+        status = result.status
+        if (checked !== undefined && checked.status !== "passed") {
+          status = "check_failed"
+          const { changeset: _dropped, ...rest } = result
+          result = rest
+        }
+        continue
+      }
+      driver = driverFor(task, attempts)
       const blobs = BlobStore.layerDirectory(blobDirectory(namespace))
       result = yield* Session.run(sessionOptions).pipe(
         Effect.provideService(Driver, driver),
@@ -178,7 +215,6 @@ const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, numbe
         Effect.onInterrupt(() => dropBlobs(namespace))
       )
       status = result.status
-      checked = undefined
       const exported = result.changeset
       if (task.childVerify !== undefined && exported !== undefined) {
         checked = yield* ChildVerify.run(task.childVerify, { root, changeset: exported, namespace, attempt }).pipe(
@@ -208,7 +244,8 @@ const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, numbe
       refusals: refusalsOf(result.steps),
       ...(checked === undefined ? {} : { childVerify: checked }),
       ...(changeset === undefined ? {} : { changeset }),
-      artifacts: namespace
+      artifacts: namespace,
+      ...(ranOn === undefined ? {} : { ranOn })
     } satisfies ChildResult
   })
 

@@ -93,6 +93,33 @@ export interface DirEntry {
 }
 
 /**
+ * What an overlay reads the shared content through: each path's resolution (state, mode, where
+ * a write lands, snapshot facts: the engine's `inspect`) and a folder's entries. The engine's
+ * workspace by default (`engineBase`); a runner reads the parent's baseline through one.
+ * A failure of the base itself (not of a path) should die: the child must not see it as an
+ * answer about the workspace.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Base {
+  readonly inspect: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, Result.Result<Inspection, EngineError>>, EngineError>
+  /** The entries of `dir` (`""` = the root); denied names may be included, the overlay hides them. */
+  readonly listDir: (dir: string) => Effect.Effect<ReadonlyArray<DirEntry>, EngineError>
+}
+
+/**
+ * The engine's workspace as a `Base`: `Engine.inspect`, and folders read from disk.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const engineBase = (engine: Engine["Service"]): Base => ({
+  inspect: (paths) => engine.inspect(paths),
+  listDir: (dir) => Effect.suspend(() => Effect.fromResult(readDirectory(engine.root, dir)))
+})
+
+/**
  * One path a mutation staged: the plan kind, the path (a move's destination), the move's
  * source, and the new size (absent for a deletion).
  *
@@ -220,8 +247,17 @@ type Inspected = ReadonlyMap<string, Result.Result<Inspection, EngineError>>
  */
 export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Engine> =>
   Effect.gen(function*() {
-    const engine = yield* Engine
-    const root = engine.root
+    return yield* makeOn(engineBase(yield* Engine), options)
+  })
+
+/**
+ * Creates an empty overlay over `base`. Nothing is read until first touch.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const makeOn = (base: Base, options: OverlayOptions): Effect.Effect<Overlay> =>
+  Effect.gen(function*() {
     const scope = options.writeScope
     const profile = options.profile ?? "native"
     const allowOverwrite = options.allowOverwrite ?? false
@@ -241,7 +277,7 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
 
     /** The engine's resolution of each distinct path (one call; it fails whole only on aliasing paths). */
     const inspect = (paths: ReadonlyArray<string>): Effect.Effect<Inspected, EngineError> =>
-      paths.length === 0 ? Effect.succeed(new Map()) : engine.inspect([...new Set(paths)])
+      paths.length === 0 ? Effect.succeed(new Map()) : base.inspect([...new Set(paths)])
 
     /**
      * Captures the baseline of every path not yet touched (from `inspected` when the caller
@@ -349,10 +385,11 @@ export const make = (options: OverlayOptions): Effect.Effect<Overlay, never, Eng
       Effect.suspend(() => {
         const cached = state.listings.get(dir)
         if (cached !== undefined) return Effect.succeed(cached)
-        const read = readDirectory(root, dir)
-        if (Result.isFailure(read)) return Effect.fail(read.failure)
-        state = OverlayState.cacheListing(state, dir, read.success)
-        return Effect.succeed(read.success as ReadonlyArray<DirEntry>)
+        return base.listDir(dir).pipe(Effect.tap((entries) =>
+          Effect.sync(() => {
+            state = OverlayState.cacheListing(state, dir, entries)
+          })
+        ))
       })
 
     const listDir = (raw: string) =>

@@ -282,18 +282,37 @@ const notAvailable = (name: string): Observation => {
 export const run = (options: SessionOptions): Effect.Effect<SessionResult, never, Engine | BlobStore | Driver> =>
   Effect.gen(function*() {
     const engine = yield* Engine
+    return yield* options.mode === "direct"
+      ? runView(Effect.succeed(directView(engine, options)), options)
+      : runOn(Overlay.engineBase(engine), options)
+  })
+
+/**
+ * Runs one overlay session (`changeset_export` or `analysis_only`) over `base` instead of the
+ * engine's workspace: a runner's child reads the parent's baseline this way. Same endings as `run`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const runOn = (
+  base: Overlay.Base,
+  options: Exclude<SessionOptions, { readonly mode: "direct" }>
+): Effect.Effect<SessionResult, never, BlobStore | Driver> =>
+  runView(
+    Overlay.makeOn(base, {
+      // analysis_only never reaches the overlay's mutations (refused first); the overlay only
+      // gives it repeatable reads, so its scope is never consulted.
+      writeScope: options.mode === "changeset_export" ? options.writeScope : WriteScope.none,
+      ...(options.mode === "changeset_export" && options.maxFileBytes !== undefined ? { maxFileBytes: options.maxFileBytes } : {})
+    }).pipe(Effect.map((o) => overlayView(o, options))),
+    options
+  )
+
+const runView = <R>(acquire: Effect.Effect<View, never, R>, options: SessionOptions): Effect.Effect<SessionResult, never, R | BlobStore | Driver> =>
+  Effect.gen(function*() {
     const driver = yield* Driver
     const steps: Array<Step> = []
     const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
-
-    const acquire: Effect.Effect<View, never, Engine> = options.mode === "direct"
-      ? Effect.succeed(directView(engine, options))
-      : Overlay.make({
-        // analysis_only never reaches the overlay's mutations (refused first); the overlay only
-        // gives it repeatable reads, so its scope is never consulted.
-        writeScope: options.mode === "changeset_export" ? options.writeScope : WriteScope.none,
-        ...(options.mode === "changeset_export" && options.maxFileBytes !== undefined ? { maxFileBytes: options.maxFileBytes } : {})
-      }).pipe(Effect.map((o) => overlayView(o, options)))
 
     const started = yield* Clock.currentTimeMillis
     let lastTurn = started

@@ -225,7 +225,9 @@ export const ChildOutcome = Schema.Struct({
   reason: Schema.optionalKey(Schema.String),
   refusals: Schema.optionalKey(Schema.Array(ChildRefusal)),
   warnings: Schema.optionalKey(Schema.Array(RecordWarning)),
-  childVerify: Schema.optionalKey(ChildVerifyResult)
+  childVerify: Schema.optionalKey(ChildVerifyResult),
+  /** The cluster runner (`host:port`) its last attempt ran on, when a cluster ran it. */
+  ranOn: Schema.optionalKey(Schema.String)
 })
 
 /**

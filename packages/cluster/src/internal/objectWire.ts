@@ -3,6 +3,7 @@
  * they serve (base64 text: the one HTTP client answers with text), and the limits.
  */
 import type { Sha256Hash } from "@forkjoin/schema"
+import * as Schema from "effect/Schema"
 import { Buffer } from "node:buffer"
 
 /** The route prefix of objects; an object's route is the prefix and its hash's 64 hex digits. */
@@ -10,6 +11,15 @@ export const OBJECTS_PATH = "/v1/objects"
 
 /** The route that answers which of some hashes the server lacks. */
 export const MISSING_PATH = `${OBJECTS_PATH}/missing`
+
+/** The route where a runner claims a child attempt before it runs it (once per attempt). */
+export const CLAIM_PATH = "/v1/attempts/claim"
+
+/** A claim: the attempt's entity id and the runner (`host:port`) that would run it. */
+export const ClaimRequest = Schema.Struct({ attempt: Schema.String.check(Schema.isMaxLength(512)), runner: Schema.String.check(Schema.isMaxLength(512)) })
+
+/** The answer to a claim: whether this runner may run the attempt. */
+export const ClaimAnswer = Schema.Struct({ granted: Schema.Boolean })
 
 /** The largest object either side accepts by default (a blob can be as large as the engine's file limit). */
 export const DEFAULT_MAX_OBJECT_BYTES = 256 * 1024 * 1024

@@ -51,6 +51,8 @@ export interface JoinChild {
   readonly refusals?: ReadonlyArray<ChildRefusal>
   /** How its own check (its task's `childVerify`) ended, when one ran; kept on its outcome. */
   readonly childVerify?: ChildVerifyResult
+  /** The cluster runner its last attempt ran on, when a cluster ran it; kept on its outcome. */
+  readonly ranOn?: string
 }
 
 /**

@@ -1,0 +1,163 @@
+/**
+ * `forkjoin run --cluster` against real `forkjoin runner` processes on one SQLite cluster file:
+ * the same plan run locally and on two runners gives the same workspace bytes, outcomes,
+ * conflicts, child steps and history (ids, times and where each child ran aside); a runner
+ * SIGKILLed after it sent a child's changeset but before it answered costs that attempt only
+ * (the child runs again on another runner and is applied once); a runner that never answers
+ * times the child out; and a cluster whose storage cannot be reached, or that has no runner,
+ * stops the run with exit 2 before any child starts.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startRunner } from "./clusterHelpers.ts"
+import { buildCli, defaultDb, json, makeSandbox, readHistory, removeSandboxes, runCli, runCliAsync, workspaceTree } from "./helpers.ts"
+import { editTask, makeCase, planOf, textAt } from "./joinHelpers.ts"
+
+beforeAll(buildCli)
+afterAll(removeSandboxes)
+
+const lines = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i + 1}`).join("\n") + "\n"
+
+const FILES = {
+  "src/a.txt": lines(8, "a"),
+  "src/b.txt": lines(8, "b"),
+  "src/c.txt": lines(3, "c"),
+  "src/d.txt": lines(3, "d"),
+  "src/e.txt": lines(4, "e"),
+  "scripts/run.sh": "#!/bin/sh\necho one\n"
+}
+
+const PLAN = planOf([
+  editTask("top", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", " a1", "-a2", "+A2"]),
+  editTask("bottom", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", " a6", "-a7", "+A7"]),
+  editTask("x", ["src/b.txt"], ["*** Update File: src/b.txt", "@@", " b2", "-b3", "+X3"]),
+  editTask("y", ["src/b.txt"], ["*** Update File: src/b.txt", "@@", " b2", "-b3", "+Y3"]),
+  editTask("add", ["src/new"], ["*** Add File: src/new/n.txt", "+new"]),
+  editTask("del", ["src/c.txt"], ["*** Delete File: src/c.txt"]),
+  editTask("mv", ["src/d.txt", "src/moved"], ["*** Update File: src/d.txt", "*** Move to: src/moved/d.txt", "@@", "-d1", "+D1"]),
+  editTask("twice", ["src/e.txt"], ["*** Update File: src/e.txt", "@@", "-e1", "+E1"], ["*** Update File: src/e.txt", "@@", " E1", "-e2", "+E2"]),
+  editTask("script", ["scripts"], ["*** Update File: scripts/run.sh", "@@", "-echo one", "+echo two"]),
+  editTask("outside", ["src/e.txt"], ["*** Update File: src/a.txt", "@@", "-a1", "+nope"]),
+  { id: "look", mode: "read_only", actions: [{ read_file: { path: "src/a.txt" } }, { list_dir: { path: "src" } }, { read_file: { path: "src/absent.txt" } }, { finish: {} }] }
+])
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
+const TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g
+
+/** `value` as JSON with what differs between two runs by nature (ids, times, folders, where it ran) replaced. */
+const comparable = (value: unknown, ws: string): unknown =>
+  JSON.parse(
+    JSON.stringify(value, (key, v) => (key === "ranOn" || key === "artifacts" || key === "environmentId" ? undefined : v))
+      .split(ws).join("<ws>")
+      .replace(UUID, "<id>")
+      .replace(TIME, "<time>")
+  )
+
+const historyOf = (ws: string) => comparable(readHistory(defaultDb(ws)), ws)
+
+let cluster = ""
+let dir = ""
+let addresses: ReadonlyArray<string> = []
+
+beforeAll(async () => {
+  dir = makeSandbox().dir
+  cluster = `sqlite:${path.join(dir, "cluster.db")}`
+  const runners = await Promise.all([startRunner(cluster, dir), startRunner(cluster, dir)])
+  addresses = runners.map((r) => r.address)
+}, 60_000)
+
+describe("forkjoin run --cluster", () => {
+  it("gives the workspace, outcomes, conflicts, steps and history the same run gives locally", () => {
+    const local = makeCase(FILES, PLAN)
+    const remote = makeCase(FILES, PLAN)
+    for (const c of [local, remote]) fs.chmodSync(path.join(c.ws, "scripts/run.sh"), 0o755)
+    const here = runCli(["run", local.planFile, "--workspace", local.ws, "--json"])
+    const there = runCli(["run", remote.planFile, "--workspace", remote.ws, "--cluster", cluster, "--json"])
+    expect(there.status, there.stderr).toBe(here.status)
+    const [h, t] = [json(here.stdout), json(there.stdout)]
+    expect(workspaceTree(remote.ws)).toEqual(workspaceTree(local.ws))
+    expect(textAt(remote.ws, "src/a.txt")).toBe(lines(8, "a").replace("a2", "A2").replace("a7", "A7"))
+    expect(comparable(t.mergeExecution, remote.ws)).toEqual(comparable(h.mergeExecution, local.ws))
+    expect(comparable(t.conflicts, remote.ws)).toEqual(comparable(h.conflicts, local.ws))
+    expect(comparable(t.results, remote.ws)).toEqual(comparable(h.results, local.ws))
+    expect(historyOf(remote.ws)).toEqual(historyOf(local.ws))
+    // The run really went to the runners: every child says which one ran it, and the recorded outcome too.
+    for (const r of t.results) expect(addresses).toContain(r.ranOn)
+    for (const o of t.mergeExecution.outcomes) expect(addresses).toContain(o.ranOn)
+    expect(h.results.every((r: { ranOn?: string }) => r.ranOn === undefined)).toBe(true)
+    // The outcomes cover what the plan exercises: merges, a conflict, a refused edit.
+    const status = Object.fromEntries(t.mergeExecution.outcomes.map((o: { childId: string; status: string }) => [o.childId, o.status]))
+    expect(status).toMatchObject({ top: "applied", bottom: "auto_merged", x: "applied", y: "conflicted_unresolved", add: "applied", del: "applied", mv: "applied" })
+  }, 120_000)
+})
+
+describe("faults on a cluster", () => {
+  it("a runner SIGKILLed after sending a changeset, before answering: the child runs again elsewhere and is applied once", async () => {
+    const own = makeSandbox().dir
+    const url = `sqlite:${path.join(own, "cluster.db")}`
+    const doomed = await startRunner(url, own, { FORKJOIN_FAULT: "runner:after-upload:1" })
+    const c = makeCase(FILES, planOf([{ ...editTask("only", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", "-a1", "+ONLY"]), maxAttempts: 2, timeoutMs: 60_000 }]))
+    const run = runCliAsync(["run", c.planFile, "--workspace", c.ws, "--cluster", url, "--json"], {})
+    // The only runner dies in its first attempt; the next one joins after, and takes the retry.
+    await doomed.gone
+    expect(doomed.child.signalCode).toBe("SIGKILL")
+    const survivor = await startRunner(url, own)
+    const r = await run
+    expect(r.status, r.stderr).toBe(0)
+    const out = json(r.stdout)
+    expect(out.results[0]).toMatchObject({ id: "only", status: "finished", attempts: 2, ranOn: survivor.address })
+    expect(out.mergeExecution.outcomes).toMatchObject([{ childId: "only", status: "applied", ranOn: survivor.address }])
+    expect(textAt(c.ws, "src/a.txt")).toBe(lines(8, "a").replace("a1\n", "ONLY\n"))
+    const applied = readHistory(defaultDb(c.ws)).records.filter((rec) => JSON.stringify(rec).includes(`subagent_merge:${out.runId}/only`))
+    expect(applied).toHaveLength(1)
+  }, 120_000)
+
+  it("a runner that never answers: the child times out as it would locally, nothing of it is applied", async () => {
+    const own = makeSandbox().dir
+    const url = `sqlite:${path.join(own, "cluster.db")}`
+    const stuck = await startRunner(url, own)
+    stuck.child.kill("SIGSTOP")
+    try {
+      const c = makeCase(FILES, planOf([{ ...editTask("slow", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", "-a1", "+SLOW"]), timeoutMs: 1_000 }]))
+      const r = await runCliAsync(["run", c.planFile, "--workspace", c.ws, "--cluster", url, "--json"], {})
+      expect(r.status, `${r.stdout}${r.stderr}`).toBe(1)
+      const out = json(r.stdout)
+      expect(out.results[0]).toMatchObject({ id: "slow", status: "timed_out", attempts: 1 })
+      expect(out.results[0].ranOn).toBeUndefined()
+      expect(out.mergeExecution.outcomes).toMatchObject([{ childId: "slow", status: "missing_changeset" }])
+      expect(textAt(c.ws, "src/a.txt")).toBe(lines(8, "a"))
+    } finally {
+      stuck.child.kill("SIGKILL")
+    }
+  }, 60_000)
+
+  it("storage that cannot be reached, or a cluster with no runner: exit 2 naming it, before any child starts", () => {
+    const c = makeCase(FILES, PLAN)
+    const before = workspaceTree(c.ws)
+    const unreachable = runCli(["run", c.planFile, "--workspace", c.ws, "--cluster", "postgres://forkjoin:hunter2@127.0.0.1:1/none"])
+    expect(unreachable.status).toBe(2)
+    expect(unreachable.stderr).toContain("storage_unreachable")
+    expect(unreachable.stderr).not.toContain("hunter2")
+    const empty = runCli(["run", c.planFile, "--workspace", c.ws, "--cluster", `sqlite:${path.join(c.dir, "empty.db")}`])
+    expect(empty.status).toBe(2)
+    expect(empty.stderr).toContain("no_runners")
+    expect(empty.stderr).toContain("forkjoin runner --cluster")
+    expect(workspaceTree(c.ws)).toEqual(before)
+    expect(fs.existsSync(path.join(c.ws, ".forkjoin", "runs"))).toBe(false)
+    const runner = runCli(["runner", "--cluster", "postgres://forkjoin:hunter2@127.0.0.1:1/none"])
+    expect(runner.status).toBe(2)
+    expect(runner.stderr).toContain("storage_unreachable")
+    expect(runner.stderr).not.toContain("hunter2")
+  }, 60_000)
+
+  it("refuses what a runner cannot do yet, and combinations that mean nothing, as usage errors", () => {
+    const c = makeCase(FILES, planOf([{ ...editTask("checked", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", "-a1", "+A1"]), childVerify: { command: ["true"], timeoutMs: 10_000 } }]))
+    const checked = runCli(["run", c.planFile, "--workspace", c.ws, "--cluster", cluster])
+    expect(checked.status).toBe(2)
+    expect(checked.stderr).toContain("checked")
+    const both = runCli(["run", c.planFile, "--workspace", c.ws, "--cluster", cluster, "--export-only"])
+    expect(both.status).toBe(2)
+    expect(textAt(c.ws, "src/a.txt")).toBe(lines(8, "a"))
+  })
+})

@@ -1,0 +1,205 @@
+/**
+ * One attempt of a child on a runner, as a cluster entity (one entity id per run, task and
+ * attempt, so a late reply from a lost runner can never stand for a later attempt). The parent
+ * sends the task as a one-task plan's JSON (the runner validates it as any plan), where the
+ * run's baseline is served and its root hash; the runner runs the child's session over that
+ * baseline (`RemoteBase`), uploads its changeset (`ChangesetWire.send`) and answers with the
+ * session's ending, its steps and the changeset's hash. Nothing here writes a workspace.
+ *
+ * A runner that dies mid-attempt answers nothing, and effect sends the same message to the
+ * runner that takes its shard over. So a runner claims each attempt from the parent before
+ * running it: a second delivery is refused (`attempt_redelivered`), the parent counts the lost
+ * attempt against the task's `maxAttempts` and sends a new one (`Parent`). A child that kills
+ * every runner it lands on thus stops after `maxAttempts` runners, not all of them.
+ *
+ * @since 0.1.0
+ */
+import * as Fault from "@forkjoin/engine/Fault"
+import { Observation } from "@forkjoin/runtime/Action"
+import * as Action from "@forkjoin/runtime/Action"
+import { BlobStore, makeMemory } from "@forkjoin/runtime/BlobStore"
+import { Driver, scripted } from "@forkjoin/runtime/Driver"
+import * as RunPlan from "@forkjoin/runtime/RunPlan"
+import * as Session from "@forkjoin/runtime/Session"
+import { Sha256Hash, TaskId, ThreadId } from "@forkjoin/schema/Ids"
+import * as Entity from "effect/cluster/Entity"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as Rpc from "effect/rpc/Rpc"
+import * as Schema from "effect/Schema"
+import type { ClusterSecret } from "./ClusterAuth.ts"
+import * as ChangesetWire from "./ChangesetWire.ts"
+import * as ObjectClient from "./ObjectClient.ts"
+import * as RemoteBase from "./RemoteBase.ts"
+
+/**
+ * What the parent asks: the run, task and attempt; the task as a one-task plan file's JSON;
+ * where the run's objects are served and the baseline's root; and, only when the parent has no
+ * configured cluster secret (every member on this machine), the run's own secret in base64.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const AttemptRequest = Schema.Struct({
+  runId: Schema.String,
+  taskId: TaskId,
+  attempt: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  plan: Schema.String,
+  objects: Schema.String,
+  root: Sha256Hash,
+  runSecret: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type AttemptRequest = typeof AttemptRequest.Type
+
+/**
+ * One recorded step on the wire.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const WireStep = Schema.Struct({ action: Schema.Unknown, observation: Observation })
+
+/**
+ * What the runner answers: where it ran (`host:port`, process id), the session's ending and
+ * steps (JSON text: observations carry arbitrary data), an error when the attempt could not
+ * run, the uploaded changeset's hash, and what crossed the wire.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const AttemptReply = Schema.Struct({
+  runner: Schema.String,
+  pid: Schema.Int,
+  status: Schema.Literals(["finished", "driver_stopped", "step_limit", "timed_out", "failed"]),
+  steps: Schema.String,
+  error: Schema.optionalKey(Schema.Struct({ code: Schema.String, message: Schema.String })),
+  changeset: Schema.optionalKey(Sha256Hash),
+  wire: Schema.Struct({ requests: Schema.Int, received: Schema.Int, sent: Schema.Int })
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type AttemptReply = typeof AttemptReply.Type
+
+/**
+ * The steps a reply carries, decoded (untrusted).
+ *
+ * @category decoding
+ * @since 0.1.0
+ */
+export const decodeSteps = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Array(WireStep)))
+
+/**
+ * The entity type: one RPC, `Attempt`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ChildAttempt = Entity.make("ChildAttempt", [Rpc.make("Attempt", { payload: AttemptRequest, success: AttemptReply })])
+
+/**
+ * The entity id of one attempt.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const entityId = (runId: string, taskId: string, attempt: number): string => `${runId}/${taskId}/${attempt}`
+
+/** Runs one attempt on this runner; never fails: every problem is an ending in the reply. */
+const attempt = (request: AttemptRequest, secret: Option.Option<ClusterSecret>, where: { readonly runner: string; readonly nth: number }) =>
+  Effect.gen(function*() {
+    const base = { runner: where.runner, pid: process.pid }
+    const failed = (code: string, message: string, wire = { requests: 0, received: 0, sent: 0 }): AttemptReply => ({
+      ...base,
+      status: "failed",
+      steps: "[]",
+      error: { code, message },
+      wire
+    })
+    const plan = RunPlan.decodeJson(request.plan)
+    if (Result.isFailure(plan)) return failed("attempt_invalid", `the task sent to this runner is not valid: ${plan.failure.message}`)
+    const task = plan.success.tasks[0]
+    if (task === undefined || plan.success.tasks.length !== 1 || task.id !== request.taskId) {
+      return failed("attempt_invalid", "the plan sent to this runner must hold exactly the one task the attempt names")
+    }
+    if (task.prompt !== undefined || task.childVerify !== undefined || task.changesetFile !== undefined) {
+      return failed("attempt_unsupported", `task ${task.id}: runners run scripted children without childVerify only; run this plan without --cluster`)
+    }
+    const key = Option.isSome(secret)
+      ? secret.value
+      : request.runSecret === undefined
+      ? undefined
+      : Redacted.make(new Uint8Array(Buffer.from(request.runSecret, "base64")))
+    if (key === undefined) return failed("secret_missing", "this runner has no cluster secret and the parent sent none; give both the same --secret-file")
+    const client = ObjectClient.make({ url: request.objects, secret: key })
+    // The parent sees every delivery: effect redelivers a lost runner's message to another
+    // runner as it is, and only the first delivery of an attempt may run it.
+    const claimed = yield* Effect.result(client.claim(entityId(request.runId, request.taskId, request.attempt), where.runner))
+    if (Result.isFailure(claimed)) return failed("parent_unreachable", `the parent at ${request.objects} could not be asked for this attempt: ${claimed.failure.message}`, client.stats())
+    if (!claimed.success) {
+      return failed("attempt_redelivered", `attempt ${request.attempt} of ${request.taskId} was started on another runner first, which was lost; the parent counts it and sends a new attempt`, client.stats())
+    }
+    const threadId = ThreadId.make(`${request.runId}/${task.id}`)
+    const options: Exclude<Session.SessionOptions, { readonly mode: "direct" }> = task.mode === "transactional_write"
+      ? { mode: "changeset_export", threadId, taskId: task.id, writeScope: task.writeScope!, timeoutMs: task.timeoutMs }
+      : { mode: "analysis_only", threadId, timeoutMs: task.timeoutMs }
+    const store = makeMemory()
+    const ran = yield* Session.runOn(RemoteBase.make(ObjectClient.baselineView(client, request.root)), options).pipe(
+      Effect.provideService(Driver, scripted(task.actions.map(Action.encodeAction))),
+      Effect.provideService(BlobStore, store),
+      Effect.exit
+    )
+    if (ran._tag === "Failure") {
+      return failed("baseline_unavailable", `the run's baseline could not be read from the parent at ${request.objects}: ${String(ran.cause)}`, client.stats())
+    }
+    const result = ran.value
+    let changeset: Sha256Hash | undefined
+    if (result.changeset !== undefined) {
+      yield* Fault.atRunnerUpload("before-upload", where.nth)
+      const sent = yield* ChangesetWire.send(client, result.changeset).pipe(Effect.provideService(BlobStore, store), Effect.result)
+      yield* Fault.atRunnerUpload("after-upload", where.nth)
+      if (Result.isFailure(sent)) return failed("changeset_upload_failed", `the child's changeset could not be sent to the parent: ${sent.failure.message}`, client.stats())
+      changeset = sent.success.changeset
+    }
+    return {
+      ...base,
+      status: result.status,
+      steps: JSON.stringify(result.steps),
+      ...(result.error === undefined ? {} : { error: result.error }),
+      ...(changeset === undefined ? {} : { changeset }),
+      wire: client.stats()
+    } satisfies AttemptReply
+  })
+
+/**
+ * The entity's handlers on the runner that builds this layer; `secret` is the runner's own
+ * cluster secret (none: it takes the one a parent on this machine sends with each attempt).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (secret: Option.Option<ClusterSecret>) => {
+  // Attempts this process started, for the fault points.
+  let attempts = 0
+  return ChildAttempt.toLayer(
+    Effect.gen(function*() {
+      const runner = yield* Entity.CurrentRunnerAddress
+      // Read where the runner was started: a sealed fault (test builds only) applies to its attempts.
+      const faults = yield* Fault.Faults
+      return {
+        Attempt: ({ payload }) =>
+          attempt(payload, secret, { runner: `${runner.host}:${runner.port}`, nth: ++attempts }).pipe(Effect.provideService(Fault.Faults, faults))
+      }
+    }),
+    { concurrency: 1, maxIdleTime: "10 seconds" }
+  )
+}

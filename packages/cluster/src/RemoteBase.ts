@@ -1,0 +1,74 @@
+/**
+ * The parent's baseline as what a child's overlay reads on a runner (`Overlay.Base`): each path
+ * resolved from the manifest (a file with its bytes, mode and snapshot facts, a folder, or
+ * absent) and each folder listed from its node, fetched lazily and verified by hash
+ * (`ObjectClient.baselineView`). The parent left links, denied names and anything not a file or
+ * folder out of the manifest; a denied path is refused here with the engine's own code.
+ *
+ * Reaching the parent failing, or a node or blob that does not verify, dies rather than answer:
+ * the attempt fails and is retried, and the child never sees a workspace that is not the run's.
+ *
+ * @since 0.1.0
+ */
+import type { Inspection } from "@forkjoin/engine/Engine"
+import { factsOf, normalizeRelativePath } from "@forkjoin/patch"
+import { deniedByDefault } from "@forkjoin/patch/PathPolicy"
+import type { Overlay } from "@forkjoin/runtime"
+import { EngineError } from "@forkjoin/schema/EngineError"
+import { Stage } from "@forkjoin/schema/ErrorCode"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import type { BaselineView } from "./ObjectClient.ts"
+
+const refuse = (code: EngineError["code"], p: string, message: string) =>
+  new EngineError({ code, stage: Stage.resolve, paths: [p], message })
+
+/** Infrastructure failures are not answers about the workspace: they end the attempt. */
+const orDie = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E | EngineError>) =>
+  Effect.catch(effect, (e) => (e instanceof EngineError ? Effect.fail(e) : Effect.die(e)))
+
+/**
+ * The baseline `view` as an overlay's base.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (view: BaselineView): Overlay.Base => {
+  const inspectOne = (raw: string): Effect.Effect<Result.Result<Inspection, EngineError>> =>
+    Effect.gen(function*() {
+      const normalized = normalizeRelativePath(raw)
+      if (Result.isFailure(normalized)) return Result.fail(normalized.failure)
+      const p = normalized.success
+      const denied = deniedByDefault(p)
+      if (denied !== undefined) {
+        return Result.fail(refuse(
+          "path_denied_by_policy",
+          p,
+          `Path '${p}' matches the denied pattern '${denied}' of the workspace policy, which forkjoin neither reads nor changes; use paths outside it.`
+        ))
+      }
+      const entry = yield* orDie(view.entry(p)).pipe(Effect.result)
+      if (Result.isFailure(entry)) return Result.fail(entry.failure)
+      const found = entry.success
+      if (found === undefined) return Result.succeed({ path: p, state: { _tag: "Missing" }, mode: undefined, landing: p, facts: undefined })
+      if (found.kind === "dir") return Result.succeed({ path: p, state: { _tag: "Directory" }, mode: undefined, landing: p, facts: undefined })
+      const bytes = yield* orDie(view.read(p)).pipe(Effect.orDie)
+      if (bytes === undefined) return yield* Effect.die(new Error(`the baseline lists '${p}' as a file but has no content for it`))
+      return Result.succeed({ path: p, state: { _tag: "File", bytes }, mode: found.mode, landing: p, facts: factsOf(bytes, found.hash) })
+    })
+  return {
+    inspect: (paths) =>
+      Effect.map(
+        Effect.forEach(paths, (p) => Effect.map(inspectOne(p), (r) => [p, r] as const), { concurrency: 8 }),
+        (pairs) => new Map(pairs)
+      ),
+    listDir: (dir) =>
+      Effect.gen(function*() {
+        const entries = yield* orDie(view.list(dir))
+        if (entries === undefined) {
+          return yield* refuse("target_missing", dir === "" ? "." : dir, `Directory '${dir}' does not exist in the run's baseline.`)
+        }
+        return entries.map((e) => ({ name: e.name, kind: e.kind === "dir" ? "directory" as const : "file" as const }))
+      })
+  }
+}

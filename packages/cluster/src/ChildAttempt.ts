@@ -114,8 +114,14 @@ export const ChildAttempt = Entity.make("ChildAttempt", [Rpc.make("Attempt", { p
  */
 export const entityId = (runId: string, taskId: string, attempt: number): string => `${runId}/${taskId}/${attempt}`
 
-/** Runs one attempt on this runner; never fails: every problem is an ending in the reply. */
-const attempt = (request: AttemptRequest, secret: Option.Option<ClusterSecret>, where: { readonly runner: string; readonly nth: number }) =>
+/**
+ * Runs one attempt on this runner (the entity's handler; `nth` counts this process's attempts
+ * for the fault points). Never fails: every problem is an ending in the reply.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const runAttempt = (request: AttemptRequest, secret: Option.Option<ClusterSecret>, where: { readonly runner: string; readonly nth: number }) =>
   Effect.gen(function*() {
     const base = { runner: where.runner, pid: process.pid }
     const failed = (code: string, message: string, wire = { requests: 0, received: 0, sent: 0 }): AttemptReply => ({
@@ -197,7 +203,7 @@ export const layer = (secret: Option.Option<ClusterSecret>) => {
       const faults = yield* Fault.Faults
       return {
         Attempt: ({ payload }) =>
-          attempt(payload, secret, { runner: `${runner.host}:${runner.port}`, nth: ++attempts }).pipe(Effect.provideService(Fault.Faults, faults))
+          runAttempt(payload, secret, { runner: `${runner.host}:${runner.port}`, nth: ++attempts }).pipe(Effect.provideService(Fault.Faults, faults))
       }
     }),
     { concurrency: 1, maxIdleTime: "10 seconds" }

@@ -36,8 +36,11 @@ const orDie = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, 
 export const make = (view: BaselineView): Overlay.Base => {
   const inspectOne = (raw: string): Effect.Effect<Result.Result<Inspection, EngineError>> =>
     Effect.gen(function*() {
+      // As the engine's inspect: it takes normalized paths only (the overlay normalizes first).
       const normalized = normalizeRelativePath(raw)
-      if (Result.isFailure(normalized)) return Result.fail(normalized.failure)
+      if (Result.isFailure(normalized) || normalized.success !== raw) {
+        return Result.fail(refuse("path_invalid", raw, `Path '${raw}' is not a normalized relative path; give it like 'src/a.ts'.`))
+      }
       const p = normalized.success
       const denied = deniedByDefault(p)
       if (denied !== undefined) {

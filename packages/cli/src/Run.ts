@@ -199,16 +199,16 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
 
 /**
  * The cluster a run's children go to, checked before any child starts: plans whose children a
- * runner cannot run yet are refused, the URL and the secret must load, and (when the effect is
+ * runner cannot run yet (prompt tasks; checks without a cluster secret) are refused, the URL and the secret must load, and (when the effect is
  * provided) the storage must answer; `start` then needs a registered runner and serves the
  * run's files. All of these are usage errors (exit 2).
  */
 const clusterFor = (plan: RunPlan.RunPlan, request: ClusterRequest) =>
   Effect.gen(function*() {
-    const unsupported = plan.tasks.filter((t) => t.changesetFile === undefined && (t.prompt !== undefined || t.childVerify !== undefined))
+    const unsupported = plan.tasks.filter((t) => t.changesetFile === undefined && t.prompt !== undefined)
     if (unsupported.length > 0) {
       return yield* new UsageError({
-        message: `--cluster: runners run scripted children without childVerify only for now; run tasks ${unsupported.map((t) => t.id).join(", ")} without --cluster`
+        message: `--cluster: runners run scripted children only for now; run the prompt tasks ${unsupported.map((t) => t.id).join(", ")} without --cluster`
       })
     }
     const Cluster = yield* Effect.promise(() => import("@forkjoin/cluster"))
@@ -217,6 +217,13 @@ const clusterFor = (plan: RunPlan.RunPlan, request: ClusterRequest) =>
     const secret = yield* Cluster.ClusterAuth.optionalSecret(request.secretFile, process.env).pipe(
       Effect.mapError((e) => new UsageError({ message: `--cluster: ${e.message}`, cause: e }))
     )
+    const checked = plan.tasks.filter((t) => t.childVerify !== undefined).map((t) => t.id)
+    if (checked.length > 0 && Option.isNone(secret)) {
+      return yield* new UsageError({
+        message: `--cluster: tasks ${checked.join(", ")} run a command (childVerify), which runners do only for a parent that signs with the ` +
+          "cluster secret; give this run and every runner the same --secret-file (or FORKJOIN_CLUSTER_SECRET)"
+      })
+    }
     const refused = (e: { readonly message: string }) =>
       new UsageError({ message: `--cluster: ${"code" in e && typeof e.code === "string" ? `${e.code}: ` : ""}${e.message}`, cause: e })
     // Run in the run's scope: the storage is checked (and a runner looked for) before any child starts.
@@ -321,7 +328,8 @@ const childJson = (r: Children.ChildResult) => ({
   ...(r.childVerify === undefined ? {} : { childVerify: r.childVerify }),
   ...(r.changeset === undefined ? {} : { changeset: encodeChangeset(r.changeset) }),
   artifacts: r.artifacts,
-  ...(r.ranOn === undefined ? {} : { ranOn: r.ranOn })
+  ...(r.ranOn === undefined ? {} : { ranOn: r.ranOn }),
+  ...(r.error === undefined ? {} : { error: r.error })
 })
 
 /**
@@ -410,7 +418,7 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
   const mergeOf = (childId: string) => `subagent_merge:${o.runId}/${childId}`
   const lines = [`run ${ids.short(o.runId)}: ${o.run.status}`]
   for (const r of o.results) {
-    if (r.status !== "finished") lines.push(`  child ${r.id} ended ${r.status} after ${r.attempts} attempt(s)`)
+    if (r.status !== "finished") lines.push(`  child ${r.id} ended ${r.status} after ${r.attempts} attempt(s)${r.error === undefined ? "" : `: ${r.error.message}`}`)
     // A check that passed is said with the join's row; one that failed explains the ending here.
     if (r.status === "check_failed") lines.push(...checkLines(r.childVerify, "    "))
   }

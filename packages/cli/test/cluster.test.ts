@@ -161,3 +161,39 @@ describe("faults on a cluster", () => {
     expect(textAt(c.ws, "src/a.txt")).toBe(lines(8, "a"))
   })
 })
+
+describe("children that test their own work, on runners", () => {
+  const SECRET = { FORKJOIN_CLUSTER_SECRET: "a shared cluster secret, 32 bytes or more" }
+  const expecting = (file: string, want: string) => ({
+    command: [process.execPath, "-e", `const t = require('fs').readFileSync(${JSON.stringify(file)}, 'utf8'); console.log('read ' + JSON.stringify(t)); process.exit(t === ${JSON.stringify(want)} ? 0 : 4)`],
+    timeoutMs: 60_000
+  })
+  const CHECKED = planOf([
+    { ...editTask("good", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", "-a1", "+A1"]), childVerify: expecting("src/a.txt", lines(8, "a").replace("a1", "A1")) },
+    { ...editTask("bad", ["src/b.txt"], ["*** Update File: src/b.txt", "@@", "-b1", "+B1"]), maxAttempts: 2, childVerify: expecting("src/b.txt", "never\n") }
+  ])
+
+  it("runs each check in the runner's own checkout and ends as locally; a runner with a secret refuses unsigned attempts", async () => {
+    const own = makeSandbox().dir
+    const url = `sqlite:${path.join(own, "cluster.db")}`
+    const runner = await startRunner(url, own, SECRET)
+    const local = makeCase(FILES, CHECKED)
+    const remote = makeCase(FILES, CHECKED)
+    const here = runCli(["run", local.planFile, "--workspace", local.ws, "--json"])
+    const there = await runCliAsync(["run", remote.planFile, "--workspace", remote.ws, "--cluster", url, "--json"], SECRET)
+    expect(there.status, there.stderr).toBe(here.status)
+    const [h, t] = [json(here.stdout), json(there.stdout)]
+    expect(workspaceTree(remote.ws)).toEqual(workspaceTree(local.ws))
+    expect(comparable(t.results, remote.ws)).toEqual(comparable(h.results, local.ws))
+    expect(comparable(t.mergeExecution, remote.ws)).toEqual(comparable(h.mergeExecution, local.ws))
+    expect(t.results.find((r: { id: string }) => r.id === "bad")).toMatchObject({ status: "check_failed", attempts: 2, ranOn: runner.address, childVerify: { status: "failed", output: ["read \"B1\\nb2\\nb3\\nb4\\nb5\\nb6\\nb7\\nb8\\n\""] } })
+    const bad = t.results.find((r: { id: string }) => r.id === "bad")
+    expect(fs.readFileSync(path.join(bad.artifacts, "childVerify.log"), "utf8")).toContain("exit 4")
+    // The same runner, asked by a parent that does not sign: nothing runs.
+    const c = makeCase(FILES, planOf([editTask("unsigned", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", "-a1", "+U1"])]))
+    const unsigned = await runCliAsync(["run", c.planFile, "--workspace", c.ws, "--cluster", url, "--json"], {})
+    expect(unsigned.status).toBe(1)
+    expect(json(unsigned.stdout).results[0]).toMatchObject({ status: "failed", error: { code: "attempt_unauthenticated" } })
+    expect(textAt(c.ws, "src/a.txt")).toBe(lines(8, "a"))
+  }, 120_000)
+})

@@ -21,7 +21,9 @@ import { BlobStore, makeMemory } from "@forkjoin/runtime/BlobStore"
 import { Driver, scripted } from "@forkjoin/runtime/Driver"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import * as Session from "@forkjoin/runtime/Session"
+import * as ChildVerify from "@forkjoin/runtime/ChildVerify"
 import { Sha256Hash, TaskId, ThreadId } from "@forkjoin/schema/Ids"
+import { ChildVerifyResult } from "@forkjoin/schema/MergeRun"
 import * as Entity from "effect/cluster/Entity"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -29,7 +31,11 @@ import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Rpc from "effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
-import type { ClusterSecret } from "./ClusterAuth.ts"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { type ClusterSecret, makeVerifier, type Verifier } from "./ClusterAuth.ts"
+import * as Checkout from "./Checkout.ts"
 import * as ChangesetWire from "./ChangesetWire.ts"
 import * as ObjectClient from "./ObjectClient.ts"
 import * as RemoteBase from "./RemoteBase.ts"
@@ -49,7 +55,9 @@ export const AttemptRequest = Schema.Struct({
   plan: Schema.String,
   objects: Schema.String,
   root: Sha256Hash,
-  runSecret: Schema.optionalKey(Schema.String)
+  runSecret: Schema.optionalKey(Schema.String),
+  /** The parent's signature of the rest (`ClusterAuth.sign` headers), when it has a cluster secret. */
+  auth: Schema.optionalKey(Schema.Record(Schema.String, Schema.String))
 })
 
 /**
@@ -81,6 +89,10 @@ export const AttemptReply = Schema.Struct({
   steps: Schema.String,
   error: Schema.optionalKey(Schema.Struct({ code: Schema.String, message: Schema.String })),
   changeset: Schema.optionalKey(Sha256Hash),
+  /** How the child's own check ended, when its task has one and the session finished. */
+  childVerify: Schema.optionalKey(ChildVerifyResult),
+  /** The runner's checkout of the baseline the check ran against: its size and the time it took to make (0 when reused). */
+  checkout: Schema.optionalKey(Schema.Struct({ files: Schema.Int, bytes: Schema.Int, ms: Schema.Int })),
   wire: Schema.Struct({ requests: Schema.Int, received: Schema.Int, sent: Schema.Int })
 })
 
@@ -107,6 +119,19 @@ export const decodeSteps = Schema.decodeUnknownResult(Schema.fromJsonString(Sche
 export const ChildAttempt = Entity.make("ChildAttempt", [Rpc.make("Attempt", { payload: AttemptRequest, success: AttemptReply })])
 
 /**
+ * The bytes the parent signs and a runner with a secret checks: every field but `auth`, in a
+ * fixed order.
+ *
+ * @category encoding
+ * @since 0.1.0
+ */
+export const signedBytes = (r: AttemptRequest): Uint8Array =>
+  new TextEncoder().encode(JSON.stringify([r.runId, r.taskId, r.attempt, r.plan, r.objects, r.root, r.runSecret ?? null]))
+
+/** The method name attempt signatures are made for (never an HTTP method). */
+export const SIGNED_METHOD = "ATTEMPT"
+
+/**
  * The entity id of one attempt.
  *
  * @category constructors
@@ -121,8 +146,13 @@ export const entityId = (runId: string, taskId: string, attempt: number): string
  * @category constructors
  * @since 0.1.0
  */
-export const runAttempt = (request: AttemptRequest, secret: Option.Option<ClusterSecret>, where: { readonly runner: string; readonly nth: number }) =>
+export const runAttempt = (
+  request: AttemptRequest,
+  runner: RunnerSide,
+  where: { readonly runner: string; readonly nth: number }
+) =>
   Effect.gen(function*() {
+    const secret = runner.secret
     const base = { runner: where.runner, pid: process.pid }
     const failed = (code: string, message: string, wire = { requests: 0, received: 0, sent: 0 }): AttemptReply => ({
       ...base,
@@ -131,14 +161,27 @@ export const runAttempt = (request: AttemptRequest, secret: Option.Option<Cluste
       error: { code, message },
       wire
     })
+    if (Option.isSome(runner.verifier)) {
+      const checked = runner.verifier.value.verify(
+        { method: SIGNED_METHOD, path: entityId(request.runId, request.taskId, request.attempt), body: signedBytes(request) },
+        request.auth ?? {},
+        Date.now()
+      )
+      if (Result.isFailure(checked)) {
+        return failed("attempt_unauthenticated", `this runner has a cluster secret and the attempt was not signed with it (${checked.failure.code}: ${checked.failure.message})`)
+      }
+    }
     const plan = RunPlan.decodeJson(request.plan)
     if (Result.isFailure(plan)) return failed("attempt_invalid", `the task sent to this runner is not valid: ${plan.failure.message}`)
     const task = plan.success.tasks[0]
     if (task === undefined || plan.success.tasks.length !== 1 || task.id !== request.taskId) {
       return failed("attempt_invalid", "the plan sent to this runner must hold exactly the one task the attempt names")
     }
-    if (task.prompt !== undefined || task.childVerify !== undefined || task.changesetFile !== undefined) {
-      return failed("attempt_unsupported", `task ${task.id}: runners run scripted children without childVerify only; run this plan without --cluster`)
+    if (task.prompt !== undefined || task.changesetFile !== undefined) {
+      return failed("attempt_unsupported", `task ${task.id}: runners run scripted children only; run this plan without --cluster`)
+    }
+    if (task.childVerify !== undefined && Option.isNone(secret)) {
+      return failed("secret_required", `task ${task.id} runs a command (childVerify): a runner runs commands only for a parent that signs with the cluster secret; give the runner and the parent the same --secret-file`)
     }
     const key = Option.isSome(secret)
       ? secret.value
@@ -169,7 +212,19 @@ export const runAttempt = (request: AttemptRequest, secret: Option.Option<Cluste
     }
     const result = ran.value
     let changeset: Sha256Hash | undefined
-    if (result.changeset !== undefined) {
+    let checked: ChildVerifyResult | undefined
+    let checkout: AttemptReply["checkout"]
+    if (task.childVerify !== undefined && result.changeset !== undefined) {
+      const made = yield* Effect.result(runner.checkouts.of(client, request.root))
+      if (Result.isFailure(made)) return failed("checkout_failed", `the run's files could not be checked out on this runner for the child's check: ${made.failure.message}`, client.stats())
+      checkout = { files: made.success.files, bytes: made.success.bytes, ms: made.success.ms }
+      const logs = yield* Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-check-log-")))
+      checked = yield* ChildVerify.run(task.childVerify, { root: made.success.dir, changeset: result.changeset, namespace: logs, attempt: request.attempt }).pipe(
+        Effect.provideService(BlobStore, store),
+        Effect.ensuring(Effect.sync(() => fs.rmSync(logs, { recursive: true, force: true })))
+      )
+    }
+    if (result.changeset !== undefined && (checked === undefined || checked.status === "passed")) {
       yield* Fault.atRunnerUpload("before-upload", where.nth)
       const sent = yield* ChangesetWire.send(client, result.changeset).pipe(Effect.provideService(BlobStore, store), Effect.result)
       yield* Fault.atRunnerUpload("after-upload", where.nth)
@@ -182,13 +237,40 @@ export const runAttempt = (request: AttemptRequest, secret: Option.Option<Cluste
       steps: JSON.stringify(result.steps),
       ...(result.error === undefined ? {} : { error: result.error }),
       ...(changeset === undefined ? {} : { changeset }),
+      ...(checked === undefined ? {} : { childVerify: checked }),
+      ...(checkout === undefined ? {} : { checkout }),
       wire: client.stats()
     } satisfies AttemptReply
   })
 
 /**
- * The entity's handlers on the runner that builds this layer; `secret` is the runner's own
- * cluster secret (none: it takes the one a parent on this machine sends with each attempt).
+ * What a runner brings to its attempts: its cluster secret (none: it takes the one a parent on
+ * this machine sends), the verifier of parents' signatures (with a secret), and its checkouts.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RunnerSide {
+  readonly secret: Option.Option<ClusterSecret>
+  readonly verifier: Option.Option<Verifier>
+  readonly checkouts: Checkout.Checkouts
+}
+
+/**
+ * A runner's side with `secret`, its checkouts under `dir`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const runnerSide = (secret: Option.Option<ClusterSecret>, dir: string): RunnerSide => ({
+  secret,
+  verifier: Option.map(secret, (s) => makeVerifier(s)),
+  checkouts: Checkout.make(dir)
+})
+
+/**
+ * The entity's handlers on the runner that builds this layer, with `secret` the runner's own
+ * cluster secret; its checkouts live in a temp folder removed when the layer closes.
  *
  * @category layers
  * @since 0.1.0
@@ -201,9 +283,14 @@ export const layer = (secret: Option.Option<ClusterSecret>) => {
       const runner = yield* Entity.CurrentRunnerAddress
       // Read where the runner was started: a sealed fault (test builds only) applies to its attempts.
       const faults = yield* Fault.Faults
+      const dir = yield* Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-runner-"))),
+        (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+      )
+      const side = runnerSide(secret, dir)
       return {
         Attempt: ({ payload }) =>
-          runAttempt(payload, secret, { runner: `${runner.host}:${runner.port}`, nth: ++attempts }).pipe(Effect.provideService(Fault.Faults, faults))
+          runAttempt(payload, side, { runner: `${runner.host}:${runner.port}`, nth: ++attempts }).pipe(Effect.provideService(Fault.Faults, faults))
       }
     }),
     { concurrency: 1, maxIdleTime: "10 seconds" }

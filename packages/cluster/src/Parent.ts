@@ -17,6 +17,7 @@
 import type { Engine } from "@forkjoin/engine/Engine"
 import * as Action from "@forkjoin/runtime/Action"
 import { BlobStore, type BlobStoreError } from "@forkjoin/runtime/BlobStore"
+import * as ChildVerify from "@forkjoin/runtime/ChildVerify"
 import type { RemoteAttempt } from "@forkjoin/runtime/Children"
 import type { Task } from "@forkjoin/runtime/RunPlan"
 import type { SessionResult } from "@forkjoin/runtime/Session"
@@ -36,7 +37,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Baseline from "./Baseline.ts"
-import { type ClusterSecret, randomSecret } from "./ClusterAuth.ts"
+import { type ClusterSecret, randomSecret, sign } from "./ClusterAuth.ts"
 import * as ChangesetWire from "./ChangesetWire.ts"
 import * as ClusterStorage from "./ClusterStorage.ts"
 import * as ChildAttempt from "./ChildAttempt.ts"
@@ -150,7 +151,7 @@ export const start = (
         result: { threadId, mode, status, steps: [], transactions: [], ...(error === undefined ? {} : { error }) } satisfies SessionResult,
         ranOn
       })
-      const request: ChildAttempt.AttemptRequest = {
+      const unsigned: ChildAttempt.AttemptRequest = {
         runId,
         taskId: task.id,
         attempt,
@@ -159,8 +160,14 @@ export const start = (
         root: baseline.tree.root,
         ...(runSecret === undefined ? {} : { runSecret })
       }
+      const id = ChildAttempt.entityId(runId, task.id, attempt)
+      // With a cluster secret the runner checks who sent the attempt (it may run a command).
+      const request: ChildAttempt.AttemptRequest = Option.isNone(options.secret) ? unsigned : {
+        ...unsigned,
+        auth: sign(options.secret.value, { method: ChildAttempt.SIGNED_METHOD, path: id, time: Date.now(), body: ChildAttempt.signedBytes(unsigned) })
+      }
       return Effect.gen(function*() {
-        const answered = yield* client(ChildAttempt.entityId(runId, task.id, attempt)).Attempt(request).pipe(
+        const answered = yield* client(id).Attempt(request).pipe(
           Effect.timeoutOption(Duration.millis(task.timeoutMs + REPLY_GRACE_MS)),
           Effect.exit
         )
@@ -172,14 +179,16 @@ export const start = (
         }
         const reply = answered.value.value
         if (reply.error?.code === "attempt_redelivered") {
-          const first = claims.get(ChildAttempt.entityId(runId, task.id, attempt))
+          const first = claims.get(id)
           return ended("failed", { code: "runner_lost", message: `attempt ${attempt} started on ${first ?? "another runner"}, which was lost before it answered; the attempt counts against maxAttempts` }, first)
         }
         const steps = ChildAttempt.decodeSteps(reply.steps)
         if (Result.isFailure(steps)) return ended("failed", { code: "reply_invalid", message: `runner ${reply.runner} sent steps that are not valid: ${steps.failure.message}` }, reply.runner)
         const error = reply.error === undefined ? {} : { error: reply.error }
+        const childVerify = reply.childVerify
+        if (childVerify !== undefined && task.childVerify !== undefined) yield* ChildVerify.writeLog(namespace, task.childVerify, childVerify)
         if (reply.changeset === undefined) {
-          return { result: { threadId, mode, status: reply.status, steps: steps.success, transactions: [], ...error } satisfies SessionResult, ranOn: reply.runner }
+          return { result: { threadId, mode, status: reply.status, steps: steps.success, transactions: [], ...error } satisfies SessionResult, childVerify, ranOn: reply.runner }
         }
         const file = yield* ChangesetWire.receive(reply.changeset, namespace).pipe(Effect.provideContext(objects), Effect.result)
         if (Result.isFailure(file)) return ended("failed", { code: "changeset_unreceived", message: file.failure.message }, reply.runner)
@@ -191,6 +200,7 @@ export const start = (
         }
         return {
           result: { threadId, mode, status: reply.status, steps: steps.success, transactions: [], changeset: changeset.success, ...error } satisfies SessionResult,
+          childVerify,
           ranOn: reply.runner
         }
       })

@@ -104,7 +104,7 @@ describe("ChildAttempt.runAttempt", () => {
     return Effect.gen(function*() {
       const { baseline, running, objects } = yield* served({ claim: firstClaim() })
       const runSecret = Buffer.from(Redacted.value(running.secret)).toString("base64")
-      const reply = yield* ChildAttempt.runAttempt(request(running.url, { runSecret }, baseline.tree.root), Option.none(), { runner: "127.0.0.1:1", nth: 1 })
+      const reply = yield* ChildAttempt.runAttempt(request(running.url, { runSecret }, baseline.tree.root), ChildAttempt.runnerSide(Option.none(), makeWorkspace({})), { runner: "127.0.0.1:1", nth: 1 })
       assert.strictEqual(reply.status, "finished", JSON.stringify(reply))
       assert.isDefined(reply.changeset)
       const uploaded = JSON.parse(new TextDecoder().decode((yield* objects.get(reply.changeset!))!))
@@ -124,7 +124,7 @@ describe("ChildAttempt.runAttempt", () => {
       const runSecret = Buffer.from(Redacted.value(running.secret)).toString("base64")
       const attempt = (overrides: Partial<ChildAttempt.AttemptRequest>, secret = true) =>
         Effect.map(
-          ChildAttempt.runAttempt(request(running.url, { ...(secret ? { runSecret } : {}), ...overrides }, baseline.tree.root), Option.none(), { runner: "127.0.0.1:1", nth: 1 }),
+          ChildAttempt.runAttempt(request(running.url, { ...(secret ? { runSecret } : {}), ...overrides }, baseline.tree.root), ChildAttempt.runnerSide(Option.none(), makeWorkspace({})), { runner: "127.0.0.1:1", nth: 1 }),
           (r) => [r.status, r.error?.code, r.changeset]
         )
       const task = { id: "t", mode: "transactional_write", writeScope: ["src"], actions: edit(PATCH) }

@@ -51,8 +51,14 @@ const resultOf = (check: VerifyCommand, attempt: number, r: Command.CommandResul
   }
 }
 
-/** Writes the check's log (best effort: the outcome does not depend on it). */
-const writeLog = (namespace: string, check: VerifyCommand, result: ChildVerifyResult) =>
+/**
+ * Writes the check's log into the child's `namespace` (best effort: the outcome does not depend
+ * on it); a check that ran elsewhere (a cluster runner) is logged with this too.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const writeLog = (namespace: string, check: VerifyCommand, result: ChildVerifyResult) =>
   Effect.sync(() => {
     try {
       fs.mkdirSync(namespace, { recursive: true })

@@ -140,6 +140,8 @@ export interface ChildResult {
   readonly artifacts: string
   /** Where its last attempt ran, when a cluster ran it (the runner's `host:port`). */
   readonly ranOn?: string
+  /** Why its last attempt failed, when it failed with a reason (a lost runner, an attempt a runner refused). */
+  readonly error?: { readonly code: string; readonly message: string }
 }
 
 /**
@@ -245,7 +247,8 @@ const runChild = (task: Task, options: RunOptions, attemptsOf: Map<string, numbe
       ...(checked === undefined ? {} : { childVerify: checked }),
       ...(changeset === undefined ? {} : { changeset }),
       artifacts: namespace,
-      ...(ranOn === undefined ? {} : { ranOn })
+      ...(ranOn === undefined ? {} : { ranOn }),
+      ...(result.error === undefined ? {} : { error: result.error })
     } satisfies ChildResult
   })
 

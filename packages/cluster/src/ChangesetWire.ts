@@ -47,9 +47,11 @@ export const send = (
     const hash = sha256(bytes)
     const wanted = [...changeset.blobs.hashes, hash]
     const absent = new Set(yield* client.missing(wanted))
-    for (const blob of changeset.blobs.hashes) if (absent.has(blob)) yield* client.put(blob, yield* store.get(blob))
-    // Last: a changeset the parent holds has its blobs there too.
-    if (absent.has(hash)) yield* client.put(hash, bytes)
+    const uploads: Array<readonly [Sha256Hash, Uint8Array]> = []
+    for (const blob of changeset.blobs.hashes) if (absent.has(blob)) uploads.push([blob, yield* store.get(blob)])
+    // Last (the server stores a batch in order): a changeset the parent holds has its blobs there too.
+    if (absent.has(hash)) uploads.push([hash, bytes])
+    yield* client.putMany(uploads)
     const uploaded = changeset.blobs.hashes.filter((b) => absent.has(b)).length
     return { changeset: hash, uploaded, skipped: changeset.blobs.hashes.length - uploaded }
   })

@@ -189,13 +189,19 @@ export const runAttempt = (
       ? undefined
       : Redacted.make(new Uint8Array(Buffer.from(request.runSecret, "base64")))
     if (key === undefined) return failed("secret_missing", "this runner has no cluster secret and the parent sent none; give both the same --secret-file")
-    const client = ObjectClient.make({ url: request.objects, secret: key })
+    const client = runner.clientFor(request.objects, key)
+    // The client is shared by a run's attempts: this attempt's traffic is the difference.
+    const before = client.stats()
+    const wire = () => {
+      const now = client.stats()
+      return { requests: now.requests - before.requests, received: now.received - before.received, sent: now.sent - before.sent }
+    }
     // The parent sees every delivery: effect redelivers a lost runner's message to another
     // runner as it is, and only the first delivery of an attempt may run it.
     const claimed = yield* Effect.result(client.claim(entityId(request.runId, request.taskId, request.attempt), where.runner))
-    if (Result.isFailure(claimed)) return failed("parent_unreachable", `the parent at ${request.objects} could not be asked for this attempt: ${claimed.failure.message}`, client.stats())
+    if (Result.isFailure(claimed)) return failed("parent_unreachable", `the parent at ${request.objects} could not be asked for this attempt: ${claimed.failure.message}`, wire())
     if (!claimed.success) {
-      return failed("attempt_redelivered", `attempt ${request.attempt} of ${request.taskId} was started on another runner first, which was lost; the parent counts it and sends a new attempt`, client.stats())
+      return failed("attempt_redelivered", `attempt ${request.attempt} of ${request.taskId} was started on another runner first, which was lost; the parent counts it and sends a new attempt`, wire())
     }
     const threadId = ThreadId.make(`${request.runId}/${task.id}`)
     const options: Exclude<Session.SessionOptions, { readonly mode: "direct" }> = task.mode === "transactional_write"
@@ -208,7 +214,7 @@ export const runAttempt = (
       Effect.exit
     )
     if (ran._tag === "Failure") {
-      return failed("baseline_unavailable", `the run's baseline could not be read from the parent at ${request.objects}: ${String(ran.cause)}`, client.stats())
+      return failed("baseline_unavailable", `the run's baseline could not be read from the parent at ${request.objects}: ${String(ran.cause)}`, wire())
     }
     const result = ran.value
     let changeset: Sha256Hash | undefined
@@ -216,7 +222,7 @@ export const runAttempt = (
     let checkout: AttemptReply["checkout"]
     if (task.childVerify !== undefined && result.changeset !== undefined) {
       const made = yield* Effect.result(runner.checkouts.of(client, request.root))
-      if (Result.isFailure(made)) return failed("checkout_failed", `the run's files could not be checked out on this runner for the child's check: ${made.failure.message}`, client.stats())
+      if (Result.isFailure(made)) return failed("checkout_failed", `the run's files could not be checked out on this runner for the child's check: ${made.failure.message}`, wire())
       checkout = { files: made.success.files, bytes: made.success.bytes, ms: made.success.ms }
       const logs = yield* Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-check-log-")))
       checked = yield* ChildVerify.run(task.childVerify, { root: made.success.dir, changeset: result.changeset, namespace: logs, attempt: request.attempt }).pipe(
@@ -228,7 +234,7 @@ export const runAttempt = (
       yield* Fault.atRunnerUpload("before-upload", where.nth)
       const sent = yield* ChangesetWire.send(client, result.changeset).pipe(Effect.provideService(BlobStore, store), Effect.result)
       yield* Fault.atRunnerUpload("after-upload", where.nth)
-      if (Result.isFailure(sent)) return failed("changeset_upload_failed", `the child's changeset could not be sent to the parent: ${sent.failure.message}`, client.stats())
+      if (Result.isFailure(sent)) return failed("changeset_upload_failed", `the child's changeset could not be sent to the parent: ${sent.failure.message}`, wire())
       changeset = sent.success.changeset
     }
     return {
@@ -239,7 +245,7 @@ export const runAttempt = (
       ...(changeset === undefined ? {} : { changeset }),
       ...(checked === undefined ? {} : { childVerify: checked }),
       ...(checkout === undefined ? {} : { checkout }),
-      wire: client.stats()
+      wire: wire()
     } satisfies AttemptReply
   })
 
@@ -254,6 +260,8 @@ export interface RunnerSide {
   readonly secret: Option.Option<ClusterSecret>
   readonly verifier: Option.Option<Verifier>
   readonly checkouts: Checkout.Checkouts
+  /** The client of a parent's object server, shared by the attempts of a run (its cache with them). */
+  readonly clientFor: (url: string, secret: ClusterSecret) => ObjectClient.ObjectClient
 }
 
 /**
@@ -262,11 +270,27 @@ export interface RunnerSide {
  * @category constructors
  * @since 0.1.0
  */
-export const runnerSide = (secret: Option.Option<ClusterSecret>, dir: string): RunnerSide => ({
-  secret,
-  verifier: Option.map(secret, (s) => makeVerifier(s)),
-  checkouts: Checkout.make(dir)
-})
+export const runnerSide = (secret: Option.Option<ClusterSecret>, dir: string): RunnerSide => {
+  // The newest parents' clients: a run's attempts share the nodes and blobs already fetched.
+  const clients = new Map<string, ObjectClient.ObjectClient>()
+  return {
+    secret,
+    verifier: Option.map(secret, (s) => makeVerifier(s)),
+    checkouts: Checkout.make(dir),
+    clientFor: (url, key) => {
+      const id = `${url} ${Buffer.from(Redacted.value(key)).toString("hex")}`
+      const known = clients.get(id)
+      if (known !== undefined) return known
+      const made = ObjectClient.make({ url, secret: key })
+      clients.set(id, made)
+      for (const old of [...clients.keys()].slice(0, Math.max(0, clients.size - CLIENTS_KEPT))) clients.delete(old)
+      return made
+    }
+  }
+}
+
+/** Parents' clients a runner keeps (each with its cache). */
+const CLIENTS_KEPT = 4
 
 /**
  * The entity's handlers on the runner that builds this layer, with `secret` the runner's own

@@ -17,7 +17,20 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type ClusterSecret, sign } from "./ClusterAuth.ts"
-import { CLAIM_PATH, ClaimAnswer, decodeBody, DEFAULT_MAX_OBJECT_BYTES, MISSING_PATH, objectPath } from "./internal/objectWire.ts"
+import {
+  BATCH_BYTES,
+  CLAIM_PATH,
+  ClaimAnswer,
+  decodeBody,
+  DEFAULT_MAX_OBJECT_BYTES,
+  encodeBody,
+  GET_MANY_PATH,
+  MAX_BATCH_OBJECTS,
+  MISSING_PATH,
+  ObjectBatch,
+  objectPath,
+  PUT_MANY_PATH
+} from "./internal/objectWire.ts"
 import { decodeNode, type ManifestEntry, type ManifestError, type ManifestNode } from "./Manifest.ts"
 
 /**
@@ -84,6 +97,13 @@ export interface ObjectClient {
   readonly node: (hash: Sha256Hash) => Effect.Effect<ManifestNode, ObjectClientError | ManifestError>
   readonly missing: (hashes: ReadonlyArray<Sha256Hash>) => Effect.Effect<ReadonlyArray<Sha256Hash>, ObjectClientError>
   readonly put: (hash: Sha256Hash, bytes: Uint8Array) => Effect.Effect<void, ObjectClientError>
+  /**
+   * Several objects in as few requests as their `sizes` allow (each verified, cached like
+   * `get`); an object the server lacks fails with `object_missing`.
+   */
+  readonly getMany: (wanted: ReadonlyArray<{ readonly hash: Sha256Hash; readonly size: number }>) => Effect.Effect<ReadonlyMap<Sha256Hash, Uint8Array>, ObjectClientError>
+  /** Stores several objects in as few requests as their sizes allow, in order. */
+  readonly putMany: (objects: ReadonlyArray<readonly [Sha256Hash, Uint8Array]>) => Effect.Effect<void, ObjectClientError>
   /** Claims the child attempt `attempt` (its entity id) for `runner`: false when another delivery of it came first. */
   readonly claim: (attempt: string, runner: string) => Effect.Effect<boolean, ObjectClientError>
   readonly stats: () => WireStats
@@ -92,6 +112,7 @@ export interface ObjectClient {
 const MissingAnswer = Schema.Struct({ missing: Schema.Array(Sha256HashSchema) })
 const decodeMissing = Schema.decodeUnknownResult(Schema.fromJsonString(MissingAnswer))
 const decodeClaim = Schema.decodeUnknownResult(Schema.fromJsonString(ClaimAnswer))
+const decodeBatch = Schema.decodeUnknownResult(Schema.fromJsonString(ObjectBatch))
 const serverCodeOf = (text: string): string | undefined => {
   try {
     const v: unknown = JSON.parse(text)
@@ -145,28 +166,82 @@ export const make = (options: ClientOptions): ObjectClient => {
     })
   }
 
+  const remember = (hash: Sha256Hash, bytes: Uint8Array) => {
+    if (bytes.length > cacheBudget) return
+    // Oldest first out: a child reads a file, then mostly works on what it read.
+    for (const [h, b] of blobs) {
+      if (cached + bytes.length <= cacheBudget) break
+      blobs.delete(h)
+      cached -= b.length
+    }
+    blobs.set(hash, bytes)
+    cached += bytes.length
+  }
+
+  /** `text` (an object's answer) as the bytes of `hash`, verified, or why not. */
+  const verified = (hash: Sha256Hash, text: string, url: string): Effect.Effect<Uint8Array, ObjectClientError> => {
+    const bytes = decodeBody(text)
+    if (bytes === undefined) return Effect.fail(new ObjectClientError({ code: "object_malformed", url, hash, detail: "the answer is not base64" }))
+    const actual = sha256(bytes)
+    if (actual !== hash) return Effect.fail(new ObjectClientError({ code: "object_hash_mismatch", url, hash, detail: `the bytes received hash to ${actual}; they were dropped` }))
+    remember(hash, bytes)
+    return Effect.succeed(bytes)
+  }
+
   const get = (hash: Sha256Hash): Effect.Effect<Uint8Array, ObjectClientError> =>
     Effect.gen(function*() {
       const hit = blobs.get(hash)
       if (hit !== undefined) return hit
       const text = yield* request("GET", objectPath(hash), new Uint8Array(0), hash)
-      const bytes = decodeBody(text)
-      const url = `${base}${objectPath(hash)}`
-      if (bytes === undefined) return yield* new ObjectClientError({ code: "object_malformed", url, hash, detail: "the answer is not base64" })
-      const actual = sha256(bytes)
-      if (actual !== hash) return yield* new ObjectClientError({ code: "object_hash_mismatch", url, hash, detail: `the bytes received hash to ${actual}; they were dropped` })
-      if (bytes.length <= cacheBudget) {
-        // Oldest first out: a child reads a file, then mostly works on what it read.
-        for (const [h, b] of blobs) {
-          if (cached + bytes.length <= cacheBudget) break
-          blobs.delete(h)
-          cached -= b.length
-        }
-        blobs.set(hash, bytes)
-        cached += bytes.length
-      }
-      return bytes
+      return yield* verified(hash, text, `${base}${objectPath(hash)}`)
     })
+
+  /** `items` cut into batches of at most `MAX_BATCH_OBJECTS` objects and about `BATCH_BYTES`. */
+  const batches = <A>(items: ReadonlyArray<A>, sizeOf: (a: A) => number): Array<Array<A>> => {
+    const out: Array<Array<A>> = []
+    let current: Array<A> = []
+    let bytes = 0
+    for (const item of items) {
+      const size = sizeOf(item)
+      if (current.length > 0 && (current.length >= MAX_BATCH_OBJECTS || bytes + size > BATCH_BYTES)) {
+        out.push(current)
+        current = []
+        bytes = 0
+      }
+      current.push(item)
+      bytes += size
+    }
+    if (current.length > 0) out.push(current)
+    return out
+  }
+
+  const getMany = (wanted: ReadonlyArray<{ readonly hash: Sha256Hash; readonly size: number }>) =>
+    Effect.gen(function*() {
+      const found = new Map<Sha256Hash, Uint8Array>()
+      const asked = new Map<Sha256Hash, number>()
+      for (const w of wanted) {
+        const hit = blobs.get(w.hash)
+        if (hit !== undefined) found.set(w.hash, hit)
+        else asked.set(w.hash, w.size)
+      }
+      const url = `${base}${GET_MANY_PATH}`
+      for (const batch of batches([...asked], ([, size]) => size)) {
+        const hashes = batch.map(([h]) => h)
+        const text = yield* request("POST", GET_MANY_PATH, new TextEncoder().encode(JSON.stringify({ hashes })))
+        const answer = decodeBatch(text)
+        if (Result.isFailure(answer)) return yield* new ObjectClientError({ code: "object_malformed", url, detail: "the answer is not {\"objects\": {...}}" })
+        for (const hash of hashes) {
+          const body = answer.success.objects[hash]
+          if (body === undefined) return yield* new ObjectClientError({ code: "object_missing", url, hash, detail: "the parent has no such object" })
+          found.set(hash, yield* verified(hash, body, url))
+        }
+      }
+      return found
+    })
+
+  const putMany = (objects: ReadonlyArray<readonly [Sha256Hash, Uint8Array]>) =>
+    Effect.forEach(batches(objects, ([, b]) => b.length), (batch) =>
+      request("POST", PUT_MANY_PATH, new TextEncoder().encode(JSON.stringify({ objects: Object.fromEntries(batch.map(([h, b]) => [h, encodeBody(b)])) }))), { discard: true })
 
   const node = (hash: Sha256Hash): Effect.Effect<ManifestNode, ObjectClientError | ManifestError> =>
     Effect.gen(function*() {
@@ -202,7 +277,7 @@ export const make = (options: ClientOptions): ObjectClient => {
       return decoded.success.granted
     })
 
-  return { get, node, missing, put, claim, stats: () => ({ requests, received, sent }) }
+  return { get, node, missing, put, getMany, putMany, claim, stats: () => ({ requests, received, sent }) }
 }
 
 /**
@@ -215,6 +290,8 @@ export const make = (options: ClientOptions): ObjectClient => {
  */
 export interface BaselineView {
   readonly root: Sha256Hash
+  /** The contents of several file entries, fetched together (verified by hash). */
+  readonly contents: (files: ReadonlyArray<ManifestEntry>) => Effect.Effect<ReadonlyMap<Sha256Hash, Uint8Array>, ObjectClientError>
   /** The manifest entry at `path` (undefined when absent; `""` has none). */
   readonly entry: (path: string) => Effect.Effect<ManifestEntry | undefined, ObjectClientError | ManifestError | EngineError>
   readonly read: (path: string) => Effect.Effect<Uint8Array | undefined, ObjectClientError | ManifestError | EngineError>
@@ -247,6 +324,7 @@ export const baselineView = (client: ObjectClient, root: Sha256Hash): BaselineVi
   return {
     root,
     entry: (raw) => Effect.flatMap(segmentsOf(raw), entryAt),
+    contents: (files) => client.getMany(files.filter((e) => e.kind === "file").map((e) => ({ hash: e.hash, size: e.size }))),
     read: (raw) =>
       Effect.gen(function*() {
         const entry = yield* entryAt(yield* segmentsOf(raw))

@@ -3,7 +3,9 @@
  * their changesets. Routes: `GET /v1/objects/{hex}` (the object, base64), `HEAD` (is it
  * there), `PUT /v1/objects/{hex}` (store raw bytes under their hash; `POST` is the same, for
  * clients that only send GET and POST) and `POST /v1/objects/missing` (`{"hashes":[...]}` →
- * `{"missing":[...]}`), and `POST /v1/attempts/claim` (`{"attempt","runner"}` → `{"granted"}`,
+ * `{"missing":[...]}`), `POST /v1/objects/get` (`{"hashes":[...]}` → `{"objects":{hash: base64}}`,
+ * absent ones left out) and `POST /v1/objects/put` (`{"objects":{hash: base64}}`, stored in
+ * order, each only when its bytes hash to its name), and `POST /v1/attempts/claim` (`{"attempt","runner"}` → `{"granted"}`,
  * when the server was given `claim`: a runner asks before it runs a child's attempt, so the
  * parent sees every delivery of it). Every request must be signed with the cluster secret (`ClusterAuth`);
  * bodies over the cap are refused before they are read.
@@ -35,12 +37,17 @@ import { type ClusterSecret, makeVerifier, randomSecret } from "./ClusterAuth.ts
 import {
   CLAIM_PATH,
   ClaimRequest,
+  decodeBody,
   DEFAULT_MAX_OBJECT_BYTES,
   encodeBody,
+  GET_MANY_PATH,
   hashOfParam,
+  MAX_BATCH_OBJECTS,
   MAX_MISSING_HASHES,
   MISSING_PATH,
-  OBJECTS_PATH
+  ObjectBatch,
+  OBJECTS_PATH,
+  PUT_MANY_PATH
 } from "./internal/objectWire.ts"
 import { Objects } from "./Objects.ts"
 
@@ -92,6 +99,9 @@ const problem = (status: number, code: string, message: string) => HttpServerRes
 const MissingRequest = Schema.Struct({ hashes: Schema.Array(Sha256HashSchema).check(Schema.isMaxLength(MAX_MISSING_HASHES)) })
 const decodeMissing = Schema.decodeUnknownResult(Schema.fromJsonString(MissingRequest), { onExcessProperty: "error" })
 const decodeClaim = Schema.decodeUnknownResult(Schema.fromJsonString(ClaimRequest), { onExcessProperty: "error" })
+const GetManyRequest = Schema.Struct({ hashes: Schema.Array(Sha256HashSchema).check(Schema.isMaxLength(MAX_BATCH_OBJECTS)) })
+const decodeGetMany = Schema.decodeUnknownResult(Schema.fromJsonString(GetManyRequest), { onExcessProperty: "error" })
+const decodePutMany = Schema.decodeUnknownResult(Schema.fromJsonString(ObjectBatch), { onExcessProperty: "error" })
 
 /** The routes, each checking size and signature before anything else. */
 const routes = (secret: ClusterSecret, windowMs: number | undefined, maxBody: number, claim: ServeOptions["claim"]) => {
@@ -155,6 +165,43 @@ const routes = (secret: ClusterSecret, windowMs: number | undefined, maxBody: nu
       return HttpServerResponse.jsonUnsafe({ missing: absent })
     }).pipe(Effect.catchTag("BlobStoreError", unavailable)))
 
+  const getMany = HttpRouter.add("POST", GET_MANY_PATH, (request) =>
+    Effect.gen(function*() {
+      const admitted = yield* admit(request)
+      if (Result.isFailure(admitted)) return admitted.failure
+      const asked = decodeGetMany(new TextDecoder().decode(admitted.success))
+      if (Result.isFailure(asked)) return problem(400, "request_malformed", `send {"hashes": [...]} with at most ${MAX_BATCH_OBJECTS} sha256 hashes`)
+      const objects = yield* Objects
+      const found: Record<string, string> = {}
+      for (const hash of new Set(asked.success.hashes)) {
+        const bytes = yield* objects.get(hash)
+        if (bytes !== undefined) found[hash] = encodeBody(bytes)
+      }
+      return HttpServerResponse.jsonUnsafe({ objects: found })
+    }).pipe(Effect.catchTag("BlobStoreError", unavailable)))
+
+  const putMany = HttpRouter.add("POST", PUT_MANY_PATH, (request) =>
+    Effect.gen(function*() {
+      const admitted = yield* admit(request)
+      if (Result.isFailure(admitted)) return admitted.failure
+      const sent = decodePutMany(new TextDecoder().decode(admitted.success))
+      const entries = Result.isSuccess(sent) ? Object.entries(sent.success.objects) : []
+      if (Result.isFailure(sent) || entries.length > MAX_BATCH_OBJECTS) {
+        return problem(400, "request_malformed", `send {"objects": {hash: base64}} with at most ${MAX_BATCH_OBJECTS} objects`)
+      }
+      const objects = yield* Objects
+      for (const [name, text] of entries) {
+        const hash = hashOfParam(name.startsWith("sha256:") ? name.slice("sha256:".length) : undefined)
+        const bytes = decodeBody(text)
+        if (hash === undefined || bytes === undefined) return problem(400, "request_malformed", `${JSON.stringify(name.slice(0, 80))} is not a sha256 hash with a base64 body`)
+        const stored = yield* Effect.result(objects.put(hash, bytes))
+        if (Result.isFailure(stored)) {
+          return problem(stored.failure.code === "object_hash_mismatch" ? 422 : 503, stored.failure.code, stored.failure.message)
+        }
+      }
+      return HttpServerResponse.empty({ status: 204 })
+    }))
+
   const claims = HttpRouter.add("POST", CLAIM_PATH, (request) =>
     Effect.gen(function*() {
       const admitted = yield* admit(request)
@@ -165,7 +212,7 @@ const routes = (secret: ClusterSecret, windowMs: number | undefined, maxBody: nu
       return HttpServerResponse.jsonUnsafe({ granted: yield* claim(asked.success.attempt, asked.success.runner) })
     }))
 
-  return Layer.mergeAll(get, put("PUT"), put("POST"), missing, claims)
+  return Layer.mergeAll(get, put("PUT"), put("POST"), missing, getMany, putMany, claims)
 }
 
 /**

@@ -34,8 +34,6 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import * as Baseline from "./Baseline.ts"
 import { type ClusterSecret, randomSecret, sign } from "./ClusterAuth.ts"
 import * as ChangesetWire from "./ChangesetWire.ts"
@@ -127,11 +125,9 @@ export const start = (
       })
     }
     const baseline = yield* Baseline.snapshot
-    const uploads = yield* Effect.acquireRelease(
-      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-uploads-"))),
-      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-    )
-    const objects = yield* Layer.build(Objects.layer(baseline).pipe(Layer.provide(BlobStore.layerDirectory(uploads))))
+    // Uploads are held in memory until the child's folder gets the copy the join reads: writing
+    // them to disk first doubled the parent's file creations, its main cost per child.
+    const objects = yield* Layer.build(Objects.layer(baseline).pipe(Layer.provide(BlobStore.layerMemory)))
     const secret = Option.getOrElse(options.secret, randomSecret)
     // The first runner that claimed each attempt: a later claim is a redelivery after it was lost.
     const claims = new Map<string, string>()

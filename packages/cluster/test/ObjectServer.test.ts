@@ -111,6 +111,32 @@ describe("ObjectServer + ObjectClient", () => {
     }).pipe(Effect.scoped, Effect.provide(layers(ws)))
   })
 
+  it.live("batches: several objects per request, each verified; a batch naming a wrong hash or unsigned is refused", () => {
+    const ws = workspace()
+    return Effect.gen(function*() {
+      const { baseline, running, client, objects } = yield* served()
+      const readme = (yield* ObjectClient.baselineView(client, baseline.tree.root).entry("README.md"))!
+      const a = (yield* ObjectClient.baselineView(client, baseline.tree.root).entry("src/a.ts"))!
+      const before = client.stats().requests
+      const got = yield* client.getMany([readme, a].map((e) => ({ hash: e.hash, size: e.size })))
+      assert.deepStrictEqual([text(got.get(readme.hash)), text(got.get(a.hash))], ["read me\n", "export const a = 1\n"])
+      assert.strictEqual(client.stats().requests - before, 1)
+      assert.strictEqual(failureCode(yield* Effect.result(client.getMany([{ hash: sha256("absent"), size: 1 }]))), "object_missing")
+      const [one, two] = [utf8("one\n"), utf8("two\n")]
+      yield* client.putMany([[sha256(one), one], [sha256(two), two]])
+      assert.isTrue((yield* objects.has(sha256(one))) && (yield* objects.has(sha256(two))))
+      const liar = utf8("three\n")
+      const refused = yield* Effect.result(client.putMany([[sha256("not three"), liar]]))
+      assert.isTrue(Result.isFailure(refused) && refused.failure.status === 422 && refused.failure.serverCode === "object_hash_mismatch")
+      assert.isFalse(yield* objects.has(sha256("not three")))
+      const body = utf8(JSON.stringify({ objects: { "../../etc/passwd": encodeBody(liar) } }))
+      const badName = yield* raw("POST", `${running.url}/v1/objects/put`, sign(running.secret, { method: "POST", path: "/v1/objects/put", time: Date.now(), body }), body)
+      assert.deepStrictEqual([badName.status, codeIn(badName.text)], [400, "request_malformed"])
+      const unsigned = yield* raw("POST", `${running.url}/v1/objects/get`, {}, utf8(JSON.stringify({ hashes: [readme.hash] })))
+      assert.deepStrictEqual([unsigned.status, codeIn(unsigned.text)], [401, "auth_missing"])
+    }).pipe(Effect.scoped, Effect.provide(layers(ws)))
+  })
+
   it.live("a parent answering with other bytes, or a node naming '..', is caught before anything uses it", () =>
     Effect.gen(function*() {
       const real = utf8("the real content\n")
@@ -124,6 +150,7 @@ describe("ObjectServer + ObjectClient", () => {
       })
       const running = yield* servedOver(lying)
       const client = ObjectClient.make({ url: running.url, secret: running.secret })
+      assert.strictEqual(failureCode(yield* Effect.result(client.getMany([{ hash: sha256(real), size: real.length }]))), "object_hash_mismatch")
       assert.strictEqual(failureCode(yield* Effect.result(client.get(sha256(real)))), "object_hash_mismatch")
       // Asked again: refused again (never cached), and never returned.
       assert.strictEqual(failureCode(yield* Effect.result(client.get(sha256(real)))), "object_hash_mismatch")

@@ -12,6 +12,21 @@ export const OBJECTS_PATH = "/v1/objects"
 /** The route that answers which of some hashes the server lacks. */
 export const MISSING_PATH = `${OBJECTS_PATH}/missing`
 
+/** The route that answers several objects at once (`{"hashes"}` → `{"objects":{hash: base64}}`, absent ones left out). */
+export const GET_MANY_PATH = `${OBJECTS_PATH}/get`
+
+/** The route that stores several objects at once (`{"objects":{hash: base64}}`, in order). */
+export const PUT_MANY_PATH = `${OBJECTS_PATH}/put`
+
+/** The most objects one batch asks for or sends. */
+export const MAX_BATCH_OBJECTS = 1_024
+
+/** The bytes (before base64) a client puts in one batch, so an answer stays well under the caps. */
+export const BATCH_BYTES = 8 * 1024 * 1024
+
+/** A batch of objects on the wire: hash → base64 of its bytes. */
+export const ObjectBatch = Schema.Struct({ objects: Schema.Record(Schema.String, Schema.String) })
+
 /** The route where a runner claims a child attempt before it runs it (once per attempt). */
 export const CLAIM_PATH = "/v1/attempts/claim"
 

@@ -14,7 +14,8 @@
  *      children and the parent SIGKILLed once mid-join (`merge:after-child:N`, test builds'
  *      sealed fault), then `run --resume`: every child applied exactly once, the workspace
  *      identical to the local run's.
- * 4. `check_throughput_{local,1,2,4}`  8 children whose `childVerify` burns 1 s of CPU: wall
+ * 4. `check_throughput_{local,1,2,4}`  8 children whose `childVerify` does about 1 s of CPU work
+ *      (a loop calibrated on this machine's idle core): wall
  *      time locally and on 1, 2 and 4 runners (ratio to local). One machine's cores bound it:
  *      the runners share them.
  * Bytes per child (O(touched), not O(repository)) are the `cluster-wire` bench's.
@@ -154,7 +155,7 @@ const fixture = (children: number, seed: number) => {
       actions: [{ read_file: { path: `c${i}/f0.txt` } }, { apply_patch: { patch: `*** Begin Patch\n${patches.join("\n")}\n*** End Patch` } }, { finish: {} }]
     })
   }
-  return { files, plan: { schemaVersion: 1, tasks } }
+  return { files, plan: { schemaVersion: 1, tasks }, lastOutcomes: [] as Array<string> }
 }
 
 let cases = 0
@@ -241,6 +242,7 @@ const overhead = async (storage: "sqlite" | "postgres", url: string, report: (f:
       const there = await cli(["run", r.planFile, "--workspace", r.ws, "--cluster", url, "--json"])
       const [h, t] = [parsed(here, "the local run"), parsed(there, "the cluster run")]
       for (const c of t.results) used.add(c.ranOn)
+      f.lastOutcomes = t.mergeExecution.outcomes.map((o: { status: string }) => o.status)
       const differs = difference({ ws: l.ws, out: h }, { ws: r.ws, out: t })
       if (differs !== undefined) throw new Error(`the cluster run (${storage}) is not the local run: ${differs}`)
       // The first pair warms the runners' caches up and is not counted.
@@ -252,7 +254,9 @@ const overhead = async (storage: "sqlite" | "postgres", url: string, report: (f:
       fs.rmSync(path.dirname(r.ws), { recursive: true, force: true })
     }
     const perChild = local.map((ms, i) => (remote[i]! - ms) / 64)
-    const statuses = "64 children × 8 files: 56 auto_merged + applied on shared files, 3 conflicted on the hot line"
+    const counted = new Map<string, number>()
+    for (const o of f.lastOutcomes) counted.set(o, (counted.get(o) ?? 0) + 1)
+    const statuses = `64 children × 8 files: ${[...counted].map(([k, n]) => `${n} ${k}`).join(", ")}`
     if (storage === "sqlite") {
       report({
         bench: BENCH, metric: "differential_64x8", ours: 1, unit: "identical", n: RUNS + 1, peer: null, ratio: null, peerName: null,
@@ -318,7 +322,17 @@ const faults = async (report: (f: Figure) => void) => {
 
 /** Children whose own check burns 1 s of CPU: local, then 1, 2 and 4 runners. */
 const throughput = async (report: (f: Figure) => void) => {
-  const burn = { command: [process.execPath, "-e", "const t = Date.now(); while (Date.now() - t < 1000);"], timeoutMs: 60_000 }
+  // CPU work, not wall time: iterations one idle core does in about a second, measured here.
+  const probe = (n: number) => {
+    const t0 = nowMs()
+    let x = 0
+    for (let i = 0; i < n; i++) x = (x * 31 + i) % 1_000_003
+    return { ms: nowMs() - t0, x }
+  }
+  probe(1e6)
+  const perMs = 2e7 / probe(2e7).ms
+  const iterations = Math.round(perMs * 1000)
+  const burn = { command: [process.execPath, "-e", `let x = 0; for (let i = 0; i < ${iterations}; i++) x = (x * 31 + i) % 1000003; if (x < 0) console.log(x)`], timeoutMs: 120_000 }
   const f = fixture(8, 0x8c)
   const plan = { ...f.plan, tasks: (f.plan.tasks as Array<Record<string, unknown>>).map((t) => ({ ...t, childVerify: burn })) }
   const localCase = materialise({ files: f.files, plan })

@@ -157,6 +157,14 @@ export const resolve = (input: ResolveInput): Result.Result<ResolvedConfig, Auto
     maxEvidenceAge,
     trustedKeys,
     models,
+    ...(file.cluster === undefined ? {} : {
+      cluster: {
+        ...file.cluster,
+        // A relative SQLite file is the workspace's, whatever folder forkjoin runs in.
+        url: file.cluster.url.startsWith("sqlite:") ? `sqlite:${path.resolve(workspace, file.cluster.url.slice("sqlite:".length))}` : file.cluster.url,
+        ...(file.cluster.secretFile === undefined ? {} : { secretFile: path.resolve(workspace, file.cluster.secretFile) })
+      }
+    }),
     notes
   })
 }

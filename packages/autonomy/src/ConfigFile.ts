@@ -76,7 +76,8 @@ export const ConfigFileFormat = ForkjoinConfigFile.mapFields((f) => ({
     }))),
     "must be an object like {examples}",
     [{ maxEvidenceAge: "7d" }]
-  )
+  ),
+  cluster: hinted(f.cluster, "must be an object like {examples}", [{ url: "sqlite:.forkjoin/cluster.db" }, { url: "postgres://forkjoin@db.internal/forkjoin", secretFile: "cluster.secret" }])
 })).annotate({ [HINT]: "must hold one JSON object like {examples}", examples: [{ autonomy: "safe" }] })
 
 // -------------------------------------------------------------------------------------

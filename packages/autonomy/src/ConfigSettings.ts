@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { AutonomyLevel } from "@forkjoin/schema/Autonomy"
+import { AutonomyLevel, ClusterConfig } from "@forkjoin/schema/Autonomy"
 import * as Schema from "effect/Schema"
 import { ResolvedModels } from "./ConfigModels.ts"
 import { Setting } from "./ConfigPrecedence.ts"
@@ -79,6 +79,8 @@ export const ResolvedConfig = Schema.Struct({
   maxEvidenceAge: Setting(Schema.Struct({ text: Schema.String, millis: Schema.Number })),
   trustedKeys: Setting(Schema.Array(Schema.String)),
   models: ResolvedModels,
+  /** The file's `cluster`, its secret file resolved against the workspace (none: children run here). */
+  cluster: Schema.optionalKey(ClusterConfig),
   notes: Schema.Array(Schema.String)
 })
 

@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import * as Config from "@forkjoin/autonomy/Config"
 import { Engine, type RepairOutcome } from "@forkjoin/engine/Engine"
 import * as HostTools from "@forkjoin/drivers/HostTools"
 import * as Models from "@forkjoin/drivers/Models"
@@ -130,7 +131,7 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
   if ((request.planFile === undefined) === (request.resume === undefined)) {
     return yield* new UsageError({ message: "give either PLAN.json (to start a run) or --resume RUN_ID (to finish an interrupted one)." })
   }
-  if (request.cluster !== undefined && (request.resume !== undefined || request.exportOnly)) {
+  if (request.cluster !== undefined && request.cluster.url !== "none" && (request.resume !== undefined || request.exportOnly)) {
     return yield* new UsageError({ message: "--cluster runs a plan's children on runners and joins them here; it cannot be combined with --resume or --export-only." })
   }
   if (request.resume !== undefined && request.exportOnly) {
@@ -174,7 +175,8 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
     return { _tag: "Exported", result, repairs, gate } satisfies RunResult
   }
   const prompted = yield* promptDriverFor(root, plan, request.progress)
-  const onCluster = request.cluster === undefined ? undefined : yield* clusterFor(plan, request.cluster)
+  const cluster = yield* clusterOf(root, request.cluster)
+  const onCluster = cluster === undefined ? undefined : yield* clusterFor(plan, cluster)
   const [[outcome, ids], repairs] = yield* withRepairs(
     root,
     request.db,
@@ -196,6 +198,18 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
   yield* warnMerges(outcome.run.outcomes)
   return { _tag: "Joined", outcome, repairs, ids } satisfies RunResult
 })
+
+/**
+ * The cluster of a run: `--cluster` (`none` runs here), else the workspace configuration's
+ * `cluster`, else none. A configuration that does not load is left to the gate, which says why.
+ */
+const clusterOf = (root: string, flag: ClusterRequest | undefined) =>
+  Effect.gen(function*() {
+    if (flag !== undefined) return flag.url === "none" ? undefined : flag
+    const config = yield* Effect.result(Config.load(root, process.env))
+    const configured = Result.isSuccess(config) ? config.success.cluster : undefined
+    return configured === undefined ? undefined : { url: configured.url, secretFile: configured.secretFile, objectsHost: configured.objectsHost } satisfies ClusterRequest
+  })
 
 /**
  * The cluster a run's children go to, checked before any child starts: plans whose children a
@@ -456,6 +470,7 @@ export const renderText = (result: RunResult, palette: Colour.Palette = Colour.f
     // A failed check was shown with the child's ending above; a passing one is one line here.
     const check = c.childVerify ?? o.results.find((x) => x.id === id)?.childVerify
     if (check?.status === "passed") lines.push(...checkLines(check, `  ${" ".repeat(width)} `).slice(0, 1))
+    if (c.ranOn !== undefined) lines.push(`  ${" ".repeat(width)} ran on runner ${c.ranOn}`)
   }
   if (o.run.outcomes.some((c) => c.transactionId === mergeOf(c.childId))) {
     lines.push(`undo a child's merge: forkjoin rollback ${ids.short(mergeOf("<child>"))}`)

@@ -34,7 +34,7 @@ export const run = command(
         "(with --export-only: {\"ok\",\"runId\",\"results\"}), plus \"gate\" (the promotion gate's decision) when the plan has mutating tasks; both end with \"repairs\":[...] when a crash repair ran first"
     ),
     exportOnly: switchFlag("export-only", "Run the children and print their changesets without joining them; the workspace is not written"),
-    cluster: optionalText("cluster", "URL", "Run the children on the runners of this cluster ('forkjoin runner --cluster URL'): postgres://... or sqlite:PATH; the join stays here"),
+    cluster: optionalText("cluster", "URL", "Run the children on the runners of this cluster ('forkjoin runner --cluster URL'): postgres://... or sqlite:PATH; the join stays here (default: \"cluster\" in forkjoin.config.json; 'none' runs them here)"),
     secretFile: optionalText("secret-file", "FILE", "With --cluster: the cluster secret the runners share (default $FORKJOIN_CLUSTER_SECRET; none needed when every runner is on this machine)"),
     objectsHost: optionalText("objects-host", "H", "With --cluster: the address runners fetch the run's files from (default 127.0.0.1; another address needs a cluster secret)")
   },

@@ -3,11 +3,12 @@
  * them with `forkjoin run --resume RUN_ID`), open conflicts, children whose verification failed
  * while their change stayed applied (`forkjoin rollback TRANSACTION_ID`), and `commit_state_uncertain`
  * outcomes nobody acknowledged (`forkjoin repair --ack ID`); also the history resets recorded
- * for the workspace, and what the startup repair of this very call did (stderr, and `repairs`
+ * for the workspace, the runners of its cluster (`--cluster`, or the configuration's), and what the startup repair of this very call did (stderr, and `repairs`
  * in `--json`). The flags are in `StatusCommand.ts`.
  *
  * @since 0.1.0
  */
+import * as Config from "@forkjoin/autonomy/Config"
 import { Engine, type RepairOutcome, type UncertainOutcome } from "@forkjoin/engine/Engine"
 import type { HistoryReset } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
@@ -17,6 +18,7 @@ import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
 import * as Rollback from "@forkjoin/orchestrator/Rollback"
 import * as Verify from "@forkjoin/orchestrator/Verify"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { toHistoryCommandError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
 import * as ShortIds from "./internal/shortIds.ts"
@@ -53,7 +55,32 @@ export interface StatusReport {
   readonly copiedFrom: string | undefined
   /** The ids for text output (default: whole). */
   readonly ids?: ShortIds.ShortIds | undefined
+  /** The cluster's runners (`--cluster`, or the configuration's), or why they could not be listed. */
+  readonly cluster?: ClusterRunners | undefined
 }
+
+/**
+ * A cluster's registered runners, as `status` lists them (`url` with its password hidden).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ClusterRunners =
+  | { readonly url: string; readonly runners: ReadonlyArray<string>; readonly unhealthy: ReadonlyArray<string> }
+  | { readonly url: string; readonly error: string }
+
+/** The runners of `url`; an unreachable storage is reported, not a failure of `status`. */
+const runnersOf = (url: string, root: string) =>
+  Effect.gen(function*() {
+    const Cluster = yield* Effect.promise(() => import("@forkjoin/cluster"))
+    const shown = Cluster.ClusterUrl.redact(url)
+    const parsed = Cluster.ClusterUrl.parse(url)
+    if (Result.isFailure(parsed)) return { url: shown, error: parsed.failure.message } satisfies ClusterRunners
+    const listed = yield* Effect.result(Cluster.Sharding.listRunners(parsed.success, root))
+    return Result.isFailure(listed)
+      ? { url: shown, error: `${listed.failure.code}: ${listed.failure.message}` } satisfies ClusterRunners
+      : { url: shown, runners: listed.success.healthy, unhealthy: listed.success.unhealthy } satisfies ClusterRunners
+  })
 
 /**
  * Reads the interrupted runs, open conflicts, uncertain outcomes and history resets of the
@@ -62,8 +89,12 @@ export interface StatusReport {
  * @category constructors
  * @since 0.1.0
  */
-export const status = Effect.fn("Status.status")(function*(request: { readonly workspace: string; readonly db?: string | undefined }) {
+export const status = Effect.fn("Status.status")(function*(
+  request: { readonly workspace: string; readonly db?: string | undefined; readonly cluster?: string | undefined }
+) {
   const { copiedFrom, moved, root } = yield* openWorkspace(request.workspace)
+  const configured = request.cluster ?? (yield* Effect.result(Config.load(root, process.env)).pipe(Effect.map((c) => (Result.isSuccess(c) ? c.success.cluster?.url : undefined))))
+  const cluster = configured === undefined || configured === "none" ? undefined : yield* runnersOf(configured, process.cwd())
   return yield* Effect.gen(function*() {
     const engine = yield* Engine
     const repairs = yield* announceRepairs(root, request.db)
@@ -78,7 +109,22 @@ export const status = Effect.fn("Status.status")(function*(request: { readonly w
     const uncertainOutcomes = yield* engine.uncertainOutcomes
     const historyResets = yield* engine.historyResets
     const ids = yield* ShortIds.loadForDisplay(engine.environmentId)
-    return { root, db: request.db, interruptedRuns, openConflicts, unsettledChildren, unfinishedRollbacks, verificationFailures, uncertainOutcomes, historyResets, repairs, moved, copiedFrom, ids } satisfies StatusReport
+    return {
+      root,
+      db: request.db,
+      interruptedRuns,
+      openConflicts,
+      unsettledChildren,
+      unfinishedRollbacks,
+      verificationFailures,
+      uncertainOutcomes,
+      historyResets,
+      repairs,
+      moved,
+      copiedFrom,
+      ids,
+      cluster
+    } satisfies StatusReport
   }).pipe(Effect.provide(orchestratorLayer(root, historyDbOf(root, request.db))))
 })
 
@@ -109,7 +155,8 @@ export const renderJson = (r: StatusReport): string =>
     historyResets: r.historyResets,
     repairs: r.repairs,
     ...(r.moved === undefined ? {} : { moved: r.moved }),
-    ...(r.copiedFrom === undefined ? {} : { copiedFrom: r.copiedFrom })
+    ...(r.copiedFrom === undefined ? {} : { copiedFrom: r.copiedFrom }),
+    ...(r.cluster === undefined ? {} : { cluster: r.cluster })
   }) + "\n"
 
 /**
@@ -145,6 +192,16 @@ export const renderText = (r: StatusReport): string => {
     lines.push(
       `history reset ${reset.resetAt}: the previous history (${reset.previousHistoryId}, up to record #${reset.previousLastOrdinal}) ` +
         `was ${reasonText(reset.reason)}; records since are in ${reset.historyId}`
+    )
+  }
+  const c = r.cluster
+  if (c !== undefined) {
+    lines.push(
+      "error" in c
+        ? `cluster ${c.url}: runners cannot be listed (${c.error})`
+        : c.runners.length === 0
+        ? `cluster ${c.url}: no runner has joined; start one with 'forkjoin runner --cluster URL'`
+        : `cluster ${c.url}: ${c.runners.length} runner(s): ${c.runners.join(", ")}${c.unhealthy.length === 0 ? "" : `; not answering: ${c.unhealthy.join(", ")}`}`
     )
   }
   return lines.join("\n") + "\n"

@@ -92,6 +92,29 @@ describe("forkjoin run --cluster", () => {
   }, 120_000)
 })
 
+describe("the workspace's cluster", () => {
+  it("run uses the configuration's cluster unless --cluster says otherwise ('none': here); status lists its runners", () => {
+    const plan = planOf([editTask("cfg", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", "-a1", "+CFG"])])
+    const [onRunners, here] = [makeCase(FILES, plan), makeCase(FILES, plan)]
+    for (const c of [onRunners, here]) fs.writeFileSync(path.join(c.ws, "forkjoin.config.json"), JSON.stringify({ cluster: { url: cluster } }))
+    const ran = runCli(["run", onRunners.planFile, "--workspace", onRunners.ws, "--json"])
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(addresses).toContain(json(ran.stdout).results[0].ranOn)
+    const local = runCli(["run", here.planFile, "--workspace", here.ws, "--cluster", "none", "--json"])
+    expect(local.status, local.stderr).toBe(0)
+    expect(json(local.stdout).results[0].ranOn).toBeUndefined()
+    expect(workspaceTree(here.ws)).toEqual(workspaceTree(onRunners.ws))
+    const listed = runCli(["status", "--workspace", onRunners.ws, "--json"])
+    expect(listed.status, listed.stderr).toBe(0)
+    expect(json(listed.stdout).cluster).toEqual({ url: cluster, runners: [...addresses].sort(), unhealthy: [] })
+    expect(runCli(["status", "--workspace", onRunners.ws]).stdout).toContain(`cluster ${cluster}: 2 runner(s): ${[...addresses].sort().join(", ")}`)
+    const down = runCli(["status", "--workspace", onRunners.ws, "--cluster", "postgres://forkjoin:hunter2@127.0.0.1:1/none", "--json"])
+    expect(down.status).toBe(0)
+    expect(json(down.stdout).cluster.error).toContain("storage_unreachable")
+    expect(down.stdout).not.toContain("hunter2")
+  }, 60_000)
+})
+
 describe("faults on a cluster", () => {
   it("a runner SIGKILLed after sending a changeset, before answering: the child runs again elsewhere and is applied once", async () => {
     const own = makeSandbox().dir

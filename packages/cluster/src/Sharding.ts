@@ -13,12 +13,14 @@
 import * as NodeClusterSocket from "@effect/platform-node-shared/NodeClusterSocket"
 import * as RunnerHealth from "effect/cluster/RunnerHealth"
 import * as Runners from "effect/cluster/Runners"
-import type * as RunnerStorage from "effect/cluster/RunnerStorage"
+import * as RunnerStorage from "effect/cluster/RunnerStorage"
 import type { RunnerAddress } from "effect/cluster/RunnerAddress"
 import type { Sharding } from "effect/cluster/Sharding"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as SocketRunner from "effect/cluster/SocketRunner"
 import * as Duration from "effect/Duration"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
@@ -111,3 +113,22 @@ export const layer = (
     Layer.provide(Layer.succeed(References.MinimumLogLevel, Option.isSome(runner) ? "Info" : "Warn"))
   )
 }
+
+/**
+ * The runners registered in the cluster's storage at `url`, healthy first (`host:port`), read
+ * without joining the cluster; the storage's own error when it cannot be reached.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const listRunners = (
+  url: ClusterUrl,
+  cwd: string
+): Effect.Effect<{ readonly healthy: ReadonlyArray<string>; readonly unhealthy: ReadonlyArray<string> }, ClusterStorage.ClusterStorageError> =>
+  Effect.scoped(Effect.gen(function*() {
+    const context = yield* Layer.build(ClusterStorage.layer(url, cwd).pipe(Layer.provide(ShardingConfig.layer(config(Option.none())))))
+    const storage = Context.get(context, RunnerStorage.RunnerStorage)
+    const all = yield* storage.getRunners.pipe(Effect.orElseSucceed(() => []))
+    const named = (healthy: boolean) => all.filter(([, h]) => h === healthy).map(([r]) => `${r.address.host}:${r.address.port}`).sort()
+    return { healthy: named(true), unhealthy: named(false) }
+  }))

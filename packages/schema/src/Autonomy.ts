@@ -102,6 +102,25 @@ export const ModelsConfig = Schema.Struct({
 })
 
 /**
+ * A workspace's cluster: its storage URL (`postgres://...` or `sqlite:PATH`), the cluster
+ * secret's file (relative to the workspace root) and the address runners fetch a run's files from.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ClusterConfig = Schema.Struct({
+  url: Schema.String.check(Schema.isNonEmpty()),
+  secretFile: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
+  objectsHost: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty()))
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ClusterConfig = typeof ClusterConfig.Type
+
+/**
  * `forkjoin.config.json` at the workspace root (schemaVersion 1). Unknown keys are refused, so a
  * misspelt setting is an error rather than silently ignored.
  *
@@ -122,7 +141,9 @@ export const ForkjoinConfigFile = Schema.Struct({
     trustedKeys: Schema.optionalKey(Schema.Array(Schema.String))
   })),
   /** Model providers, the default model and session limits (`forkjoin agent`, `forkjoin mcp`). */
-  models: Schema.optionalKey(ModelsConfig)
+  models: Schema.optionalKey(ModelsConfig),
+  /** Where `forkjoin run` sends its children and `forkjoin status` looks for runners (`--cluster` wins). */
+  cluster: Schema.optionalKey(ClusterConfig)
 })
 
 /**

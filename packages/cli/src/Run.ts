@@ -242,7 +242,7 @@ const clusterFor = (plan: RunPlan.RunPlan, request: ClusterRequest) =>
       new UsageError({ message: `--cluster: ${"code" in e && typeof e.code === "string" ? `${e.code}: ` : ""}${e.message}`, cause: e })
     // Run in the run's scope: the storage is checked (and a runner looked for) before any child starts.
     return Effect.gen(function*() {
-      const member = yield* Layer.build(Cluster.Sharding.layer(url.success, process.cwd(), Option.none())).pipe(Effect.mapError(refused))
+      const member = yield* Layer.build(Cluster.Sharding.layer(url.success, process.cwd(), Option.none(), secret)).pipe(Effect.mapError(refused))
       const started = yield* Cluster.Parent.start({ secret, host: request.objectsHost }).pipe(Effect.provideContext(member), Effect.mapError(refused))
       return started.remote
     })

@@ -171,7 +171,10 @@ export const start = (
           return ended("failed", { code: "runner_lost", message: `the runner running this attempt was lost before it answered (${String(answered.cause).split("\n")[0]}); the attempt counts against maxAttempts` })
         }
         if (Option.isNone(answered.value)) {
-          return ended("timed_out", { code: "runner_timed_out", message: `no runner answered within the task's ${task.timeoutMs} ms (+${REPLY_GRACE_MS} ms to upload)` })
+          return ended("timed_out", {
+            code: "runner_timed_out",
+            message: `no runner answered within the task's ${task.timeoutMs} ms (+${REPLY_GRACE_MS} ms to upload); if the runners have a cluster secret, this run needs the same one`
+          })
         }
         const reply = answered.value.value
         if (reply.error?.code === "attempt_redelivered") {

@@ -3,9 +3,10 @@
  * address, and serves the entities forkjoin registers (`entities`). Started by
  * `forkjoin runner --cluster URL [--capacity N] [--host H --port P]`.
  *
- * Effect's runner socket protocol authenticates nobody: whoever can connect to a runner's port
- * can send it messages. So a runner binds a loopback address only; listening on another address
- * is refused until runner traffic is authenticated.
+ * Effect's runner socket protocol authenticates nobody by itself: whoever can connect to a
+ * runner's port can send it messages. So without a cluster secret a runner binds a loopback
+ * address only; with one, runner traffic goes over TLS keyed by the secret (`RunnerTransport`)
+ * and any address may be used.
  *
  * It owns the runner's options, the bind rule and the entity registration. It does not own the
  * sharding settings (`Sharding`) nor the storage (`ClusterStorage`).
@@ -72,25 +73,26 @@ export class RunnerError extends Schema.TaggedError<RunnerError>()("RunnerError"
 }) {}
 
 /**
- * What a runner with `options` would be: its storage and its side of the sharding, or why not.
- * Pure and total.
+ * What a runner with `options` would be: its storage and its side of the sharding, or why not
+ * (`secured`: the cluster has a secret, so its traffic is TLS). Pure and total.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const plan = (
-  options: RunnerOptions
+  options: RunnerOptions,
+  secured = false
 ): Result.Result<{ readonly url: ClusterUrl.ClusterUrl; readonly side: Sharding.RunnerSide }, ClusterUrl.ClusterUrlError | RunnerError> =>
   Result.flatMap(ClusterUrl.parse(options.cluster), (url) =>
-    isLoopbackHost(options.host)
+    secured || isLoopbackHost(options.host)
       ? Result.succeed({ url, side: { address: RunnerAddress.make({ host: options.host, port: options.port }), capacity: options.capacity } })
       : Result.fail(
         new RunnerError({
           code: "runner_bind_unauthenticated",
           host: options.host,
-          message: `a runner listens on a loopback address only (got --host ${options.host}): runner traffic is not ` +
-            "authenticated, so anyone who can reach the port could send it work; run runners on the machine that keeps " +
-            "the storage, or reach a remote runner through an SSH tunnel to its loopback port"
+          message: `a runner without a cluster secret listens on a loopback address only (got --host ${options.host}): ` +
+            "its traffic would be neither authenticated nor encrypted, so anyone who can reach the port could send it work; " +
+            "give every runner and parent the same --secret-file (or FORKJOIN_CLUSTER_SECRET) to listen on another address"
         })
       ))
 
@@ -115,8 +117,8 @@ export const layer = (
   cwd: string,
   secret: Option.Option<ClusterSecret> = Option.none()
 ): Layer.Layer<ShardingService | RunnerStorage, ClusterUrl.ClusterUrlError | RunnerError | ClusterStorageError | SocketServer.SocketServerError> =>
-  Layer.unwrap(Effect.map(Effect.fromResult(plan(options)), ({ side, url }) =>
-    Layer.provideMerge(entities(secret), Sharding.layer(url, cwd, Option.some(side)))))
+  Layer.unwrap(Effect.map(Effect.fromResult(plan(options, Option.isSome(secret))), ({ side, url }) =>
+    Layer.provideMerge(entities(secret), Sharding.layer(url, cwd, Option.some(side), secret))))
 
 /**
  * Completes once the runner at `address` (`host:port`) is registered and healthy in the

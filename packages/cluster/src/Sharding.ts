@@ -9,8 +9,6 @@
  *
  * @since 0.1.0
  */
-// The shared module: the platform-node one also loads an HTTP client (undici) the CLI must not carry.
-import * as NodeClusterSocket from "@effect/platform-node-shared/NodeClusterSocket"
 import * as RunnerHealth from "effect/cluster/RunnerHealth"
 import * as Runners from "effect/cluster/Runners"
 import * as RunnerStorage from "effect/cluster/RunnerStorage"
@@ -27,8 +25,10 @@ import * as Option from "effect/Option"
 import * as References from "effect/References"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import type * as SocketServer from "effect/socket/SocketServer"
+import type { ClusterSecret } from "./ClusterAuth.ts"
 import * as ClusterStorage from "./ClusterStorage.ts"
 import type { ClusterUrl } from "./ClusterUrl.ts"
+import * as RunnerTransport from "./RunnerTransport.ts"
 
 /**
  * The shard groups of every forkjoin cluster member. Changing it is a breaking change of the
@@ -82,7 +82,8 @@ export const config = (runner: Option.Option<RunnerSide>): ShardingConfig.Shardi
 })
 
 /**
- * A cluster member over `url` with effect's socket transport: a runner listening on its address
+ * A cluster member over `url` with effect's socket transport (over TLS keyed by `secret` when
+ * the cluster has one: `RunnerTransport`): a runner listening on its address
  * when `runner` is some, else a client that sends to runners (and reads which runners are
  * registered, from `RunnerStorage`). Composed here rather than through
  * `NodeClusterSocket.layer`, which reads the sharding settings from the environment first.
@@ -94,15 +95,18 @@ export const config = (runner: Option.Option<RunnerSide>): ShardingConfig.Shardi
 export const layer = (
   url: ClusterUrl,
   cwd: string,
-  runner: Option.Option<RunnerSide>
+  runner: Option.Option<RunnerSide>,
+  secret: Option.Option<ClusterSecret> = Option.none()
 ): Layer.Layer<Sharding | Runners.Runners | RunnerStorage.RunnerStorage, ClusterStorage.ClusterStorageError | SocketServer.SocketServerError> => {
   const settings = ShardingConfig.layer(config(runner))
+  const key = Option.map(secret, RunnerTransport.pskOf)
+  const client = RunnerTransport.layerClientProtocol(key)
   const member = Option.isSome(runner)
     ? SocketRunner.layer.pipe(
-      Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
-      Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol)))
+      Layer.provide([RunnerTransport.layerSocketServer(key), client]),
+      Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(client)))
     )
-    : SocketRunner.layerClientOnly.pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))
+    : SocketRunner.layerClientOnly.pipe(Layer.provide(client))
   return member.pipe(
     Layer.provideMerge(ClusterStorage.layer(url, cwd)),
     Layer.provide(settings),

@@ -27,6 +27,7 @@ import * as path from "node:path"
 import { Changeset } from "@forkjoin/schema"
 import { sign } from "../src/ClusterAuth.ts"
 import * as ChildAttempt from "../src/ChildAttempt.ts"
+import * as Runner from "../src/Runner.ts"
 import * as ObjectClient from "../src/ObjectClient.ts"
 import * as RemoteBase from "../src/RemoteBase.ts"
 import { codeIn, layers, makeWorkspace, raw, removeSandboxes, served } from "./helpers.ts"
@@ -161,6 +162,29 @@ describe("attempt claims", () => {
       const { client: plain } = yield* served()
       const none = yield* Effect.result(plain.claim("run/t/1", "127.0.0.1:1"))
       assert.isTrue(Result.isFailure(none) && none.failure.status === 404)
+    }).pipe(Effect.scoped, Effect.provide(layers(ws)))
+  })
+})
+
+describe("a runner with a cluster secret", () => {
+  it.live("runs only attempts signed with it, and may listen beyond loopback", () => {
+    const ws = workspace()
+    return Effect.gen(function*() {
+      const { baseline, running } = yield* served({ claim: firstClaim() })
+      const side = ChildAttempt.runnerSide(Option.some(running.secret), makeWorkspace({}))
+      const unsigned = request(running.url, {}, baseline.tree.root)
+      const refused = yield* ChildAttempt.runAttempt(unsigned, side, { runner: "10.0.0.5:1", nth: 1 })
+      assert.deepStrictEqual([refused.status, refused.error?.code], ["failed", "attempt_unauthenticated"])
+      const auth = sign(running.secret, { method: ChildAttempt.SIGNED_METHOD, path: ChildAttempt.entityId("run-test", "t", 1), time: Date.now(), body: ChildAttempt.signedBytes(unsigned) })
+      // A signature over other fields (another task's plan) does not carry over.
+      const forged = yield* ChildAttempt.runAttempt({ ...unsigned, plan: unsigned.plan.replace("src", "src/deep"), auth }, side, { runner: "10.0.0.5:1", nth: 2 })
+      assert.strictEqual(forged.error?.code, "attempt_unauthenticated")
+      const signed = yield* ChildAttempt.runAttempt({ ...unsigned, auth }, side, { runner: "10.0.0.5:1", nth: 3 })
+      assert.strictEqual(signed.status, "finished", JSON.stringify(signed))
+      const options = { cluster: "sqlite:/tmp/x.db", capacity: 1, host: "10.0.0.5", port: 34431 }
+      assert.strictEqual(Result.isSuccess(Runner.plan(options, true)), true)
+      const open = Runner.plan(options, false)
+      assert.isTrue(Result.isFailure(open) && open.failure._tag === "RunnerError" && open.failure.code === "runner_bind_unauthenticated")
     }).pipe(Effect.scoped, Effect.provide(layers(ws)))
   })
 })

@@ -31,6 +31,7 @@ const SLOWEST = [
   "packages/cli/test/gate.test.ts",
   "packages/cli/test/cli.test.ts",
   "packages/cli/test/join.test.ts",
+  "packages/cli/test/cluster.test.ts",
   "test/mergeCorpus.test.ts",
   "packages/cli/test/tty.test.ts",
   "test/concurrency/resolve.race.test.ts",

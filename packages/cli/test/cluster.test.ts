@@ -117,7 +117,7 @@ describe("the workspace's cluster", () => {
 })
 
 describe("faults on a cluster", () => {
-  it("a runner SIGKILLed after sending a changeset, before answering: the child runs again elsewhere and is applied once", async () => {
+  it.concurrent("a runner SIGKILLed after sending a changeset, before answering: the child runs again elsewhere and is applied once", async () => {
     const own = makeSandbox().dir
     const url = `sqlite:${path.join(own, "cluster.db")}`
     const doomed = await startRunner(url, own, { FORKJOIN_FAULT: "runner:after-upload:1" })
@@ -137,7 +137,24 @@ describe("faults on a cluster", () => {
     expect(applied).toHaveLength(1)
   }, 120_000)
 
-  it("a runner that never answers: the child times out as it would locally, nothing of it is applied", async () => {
+  it("the parent SIGKILLed mid-join, then --resume: every child applied once, the workspace as the local run leaves it", () => {
+    const local = makeCase(FILES, PLAN)
+    const remote = makeCase(FILES, PLAN)
+    for (const c of [local, remote]) fs.chmodSync(path.join(c.ws, "scripts/run.sh"), 0o755)
+    runCli(["run", local.planFile, "--workspace", local.ws, "--json"])
+    const killed = runCli(["run", remote.planFile, "--workspace", remote.ws, "--cluster", cluster, "--json"], { env: { FORKJOIN_FAULT: "merge:after-child:2" } })
+    expect(killed.signal).toBe("SIGKILL")
+    const interrupted = json(runCli(["status", "--workspace", remote.ws, "--cluster", "none", "--json"]).stdout).interruptedRuns
+    expect(interrupted).toHaveLength(1)
+    const resumed = runCli(["run", "--resume", interrupted[0].runId, "--workspace", remote.ws, "--json"])
+    expect([1, 0]).toContain(resumed.status)
+    expect(workspaceTree(remote.ws)).toEqual(workspaceTree(local.ws))
+    const merges = readHistory(defaultDb(remote.ws)).records.map((r) => (r as { transactionId?: string }).transactionId).filter((t) => t?.startsWith("subagent_merge:"))
+    expect(new Set(merges).size).toBe(merges.length)
+    expect(merges.length).toBe(readHistory(defaultDb(local.ws)).records.filter((r) => (r as { transactionId?: string }).transactionId?.startsWith("subagent_merge:")).length)
+  }, 60_000)
+
+  it.concurrent("a runner that never answers: the child times out as it would locally, nothing of it is applied", async () => {
     const own = makeSandbox().dir
     const url = `sqlite:${path.join(own, "cluster.db")}`
     const stuck = await startRunner(url, own)

@@ -3,6 +3,9 @@
  * private one on a loopback port and prints it; `.ci/run` does so for `npm test`). Absent:
  * outside CI the suite is skipped with a message saying how to start one; in CI it fails.
  */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import { withRequirement } from "./fixtures.ts"
 
 /** The variable naming the test server's URL (`postgres://user:password@127.0.0.1:PORT/db`). */
@@ -22,3 +25,14 @@ export const withPostgres = (body: (url: string) => void): void => {
   const url = postgresUrl()
   withRequirement(url !== undefined, noPostgresMessage, () => body(url!))
 }
+
+/** A new, empty database on the server of `url` (one per test file's cluster); its URL. */
+export const freshDatabase = (url: string): Effect.Effect<string, unknown> =>
+  Effect.gen(function*() {
+    const name = `fj_test_${process.pid}_${Date.now()}`
+    const sql = yield* PgClient.PgClient
+    yield* sql.unsafe(`CREATE DATABASE ${name}`)
+    const next = new URL(url)
+    next.pathname = `/${name}`
+    return next.toString()
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })))

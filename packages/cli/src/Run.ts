@@ -149,7 +149,10 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
         const runId = yield* Schema.decodeUnknownEffect(MergeRunIdInput)(yield* ShortIds.expandIn(engine.environmentId, "run", resume, "--resume")).pipe(
           Effect.mapError((e) => new UsageError({ message: `--resume: ${e.message}`, cause: e }))
         )
-        const outcome = yield* OrchestratorRun.resume(runId)
+        // A cluster run's join is a durable workflow: it resumes through it.
+        const JoinWorkflow = yield* Effect.promise(() => import("@forkjoin/cluster/JoinWorkflow"))
+        const durable = JoinWorkflow.isDurable(Artifacts.defaultRunDirectory(engine.root, runId))
+        const outcome = yield* OrchestratorRun.resume(runId, durable ? JoinWorkflow.proceed : undefined)
         return [outcome, yield* idsFor(request.shortIds, engine.environmentId, [outcome])] as const
       })
     ).pipe(Effect.provide(orchestratorLayer(root, db)))
@@ -186,7 +189,7 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
         planDirectory: path.dirname(path.resolve(planFile)),
         callerThreadId: request.threadId,
         ...(request.progress === undefined ? {} : { progress: request.progress }),
-        ...(remote === undefined ? {} : { remote })
+        ...(remote === undefined ? {} : { remote: remote.attempt, proceed: remote.proceed })
       }).pipe(withPromptDriver(prompted))
       const engine = yield* Engine
       return [outcome, yield* idsFor(request.shortIds, engine.environmentId, [outcome])] as const
@@ -244,7 +247,8 @@ const clusterFor = (plan: RunPlan.RunPlan, request: ClusterRequest) =>
     return Effect.gen(function*() {
       const member = yield* Layer.build(Cluster.Sharding.layer(url.success, process.cwd(), Option.none(), secret)).pipe(Effect.mapError(refused))
       const started = yield* Cluster.Parent.start({ secret, host: request.objectsHost }).pipe(Effect.provideContext(member), Effect.mapError(refused))
-      return started.remote
+      // The join stays here, as a durable workflow: a killed parent resumes it with --resume.
+      return { attempt: started.remote, proceed: Cluster.JoinWorkflow.proceed }
     })
   })
 

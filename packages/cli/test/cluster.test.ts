@@ -7,55 +7,17 @@
  * times the child out; and a cluster whose storage cannot be reached, or that has no runner,
  * stops the run with exit 2 before any child starts.
  */
+import Database from "better-sqlite3"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startRunner } from "./clusterHelpers.ts"
+import { comparable, FILES, historyOf, lines, PLAN, startRunner } from "./clusterHelpers.ts"
 import { buildCli, defaultDb, json, makeSandbox, readHistory, removeSandboxes, runCli, runCliAsync, workspaceTree } from "./helpers.ts"
 import { editTask, makeCase, planOf, textAt } from "./joinHelpers.ts"
 
 beforeAll(buildCli)
 afterAll(removeSandboxes)
-
-const lines = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i + 1}`).join("\n") + "\n"
-
-const FILES = {
-  "src/a.txt": lines(8, "a"),
-  "src/b.txt": lines(8, "b"),
-  "src/c.txt": lines(3, "c"),
-  "src/d.txt": lines(3, "d"),
-  "src/e.txt": lines(4, "e"),
-  "scripts/run.sh": "#!/bin/sh\necho one\n"
-}
-
-const PLAN = planOf([
-  editTask("top", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", " a1", "-a2", "+A2"]),
-  editTask("bottom", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", " a6", "-a7", "+A7"]),
-  editTask("x", ["src/b.txt"], ["*** Update File: src/b.txt", "@@", " b2", "-b3", "+X3"]),
-  editTask("y", ["src/b.txt"], ["*** Update File: src/b.txt", "@@", " b2", "-b3", "+Y3"]),
-  editTask("add", ["src/new"], ["*** Add File: src/new/n.txt", "+new"]),
-  editTask("del", ["src/c.txt"], ["*** Delete File: src/c.txt"]),
-  editTask("mv", ["src/d.txt", "src/moved"], ["*** Update File: src/d.txt", "*** Move to: src/moved/d.txt", "@@", "-d1", "+D1"]),
-  editTask("twice", ["src/e.txt"], ["*** Update File: src/e.txt", "@@", "-e1", "+E1"], ["*** Update File: src/e.txt", "@@", " E1", "-e2", "+E2"]),
-  editTask("script", ["scripts"], ["*** Update File: scripts/run.sh", "@@", "-echo one", "+echo two"]),
-  editTask("outside", ["src/e.txt"], ["*** Update File: src/a.txt", "@@", "-a1", "+nope"]),
-  { id: "look", mode: "read_only", actions: [{ read_file: { path: "src/a.txt" } }, { list_dir: { path: "src" } }, { read_file: { path: "src/absent.txt" } }, { finish: {} }] }
-])
-
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
-const TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g
-
-/** `value` as JSON with what differs between two runs by nature (ids, times, folders, where it ran) replaced. */
-const comparable = (value: unknown, ws: string): unknown =>
-  JSON.parse(
-    JSON.stringify(value, (key, v) => (key === "ranOn" || key === "artifacts" || key === "environmentId" ? undefined : v))
-      .split(ws).join("<ws>")
-      .replace(UUID, "<id>")
-      .replace(TIME, "<time>")
-  )
-
-const historyOf = (ws: string) => comparable(readHistory(defaultDb(ws)), ws)
 
 let cluster = ""
 let dir = ""
@@ -152,6 +114,37 @@ describe("faults on a cluster", () => {
     const merges = readHistory(defaultDb(remote.ws)).records.map((r) => (r as { transactionId?: string }).transactionId).filter((t) => t?.startsWith("subagent_merge:"))
     expect(new Set(merges).size).toBe(merges.length)
     expect(merges.length).toBe(readHistory(defaultDb(local.ws)).records.filter((r) => (r as { transactionId?: string }).transactionId?.startsWith("subagent_merge:")).length)
+    // The join resumed as its workflow: one activity per mutating child and one to finish, each done once.
+    const state = new Database(path.join(remote.ws, ".forkjoin", "runs", interrupted[0].runId, "join.db"), { readonly: true })
+    try {
+      const steps = state.prepare("SELECT tag, processed FROM cluster_messages").all() as Array<{ tag: string; processed: number }>
+      expect(steps.filter((m) => m.tag === "activity")).toHaveLength((PLAN.tasks as Array<{ readonly mode: string }>).filter((t) => t.mode === "transactional_write").length + 1)
+      expect(steps.every((m) => m.processed === 1)).toBe(true)
+    } finally {
+      state.close()
+    }
+  }, 60_000)
+
+  it("a cluster run's join is a durable workflow: a failure after 3 children rolls each back, strictly, newest first", () => {
+    const c = makeCase(FILES, PLAN)
+    fs.chmodSync(path.join(c.ws, "scripts/run.sh"), 0o755)
+    const before = workspaceTree(c.ws)
+    const failed = runCli(["run", c.planFile, "--workspace", c.ws, "--cluster", cluster, "--json"], { env: { FORKJOIN_FAULT: "join:fail-after-child:3" } })
+    expect(failed.status).toBe(1)
+    expect(failed.stdout).toContain("join:fail-after-child")
+    expect(workspaceTree(c.ws)).toEqual(before)
+    const run = json(runCli(["runs", "--workspace", c.ws, "--json"]).stdout).runs[0].run
+    expect(run.outcomes.slice(0, 3).map((o: { status: string }) => o.status)).toEqual(["apply_failed_rolled_back", "apply_failed_rolled_back", "apply_failed_rolled_back"])
+    expect(run.outcomes[0].reason).toContain("rolled back (strictly)")
+    const records = readHistory(defaultDb(c.ws)).records as Array<{ transactionId: string }>
+    const rollbacks = records.map((r) => r.transactionId).filter((t) => t.startsWith("rollback:"))
+    expect(rollbacks).toHaveLength(3)
+    // Newest first: the third child's merge is undone before the second's and the first's.
+    const merges = records.map((r) => r.transactionId).filter((t) => t.startsWith("subagent_merge:"))
+    expect(merges.map((t) => t.split("/")[1])).toEqual(["top", "bottom", "x"])
+    // In commit order, the rollbacks undo x, then bottom, then top.
+    expect(rollbacks.map((t) => t.split("/")[1])).toEqual(["x", "bottom", "top"])
+    expect(fs.existsSync(path.join(c.ws, ".forkjoin", "runs", run.runId, "join.db"))).toBe(true)
   }, 60_000)
 
   it.concurrent("a runner that never answers: the child times out as it would locally, nothing of it is applied", async () => {

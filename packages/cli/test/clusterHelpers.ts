@@ -11,7 +11,8 @@ import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { afterAll } from "vitest"
 import { sealed } from "../../../test/support/fault.ts"
-import { BIN, ROOT } from "./helpers.ts"
+import { BIN, defaultDb, readHistory, ROOT } from "./helpers.ts"
+import { editTask, planOf } from "./joinHelpers.ts"
 
 /** A loopback port free right now (the kernel's pick; released before the runner binds it). */
 export const freePort = async (): Promise<number> => {
@@ -67,3 +68,47 @@ export const startRunner = async (cluster: string, dir: string, env: Record<stri
   if (said.runner !== runner.address) throw new Error(`the runner said ${first}`)
   return runner
 }
+
+/** `n` numbered lines tagged `tag`. */
+export const lines = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i + 1}`).join("\n") + "\n"
+
+/** The workspace the cluster tests start from. */
+export const FILES = {
+  "src/a.txt": lines(8, "a"),
+  "src/b.txt": lines(8, "b"),
+  "src/c.txt": lines(3, "c"),
+  "src/d.txt": lines(3, "d"),
+  "src/e.txt": lines(4, "e"),
+  "scripts/run.sh": "#!/bin/sh\necho one\n"
+}
+
+/** A plan exercising merges, a conflict, adds, deletes, a move, a refused edit and a reader. */
+export const PLAN = planOf([
+  editTask("top", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", " a1", "-a2", "+A2"]),
+  editTask("bottom", ["src/a.txt"], ["*** Update File: src/a.txt", "@@", " a6", "-a7", "+A7"]),
+  editTask("x", ["src/b.txt"], ["*** Update File: src/b.txt", "@@", " b2", "-b3", "+X3"]),
+  editTask("y", ["src/b.txt"], ["*** Update File: src/b.txt", "@@", " b2", "-b3", "+Y3"]),
+  editTask("add", ["src/new"], ["*** Add File: src/new/n.txt", "+new"]),
+  editTask("del", ["src/c.txt"], ["*** Delete File: src/c.txt"]),
+  editTask("mv", ["src/d.txt", "src/moved"], ["*** Update File: src/d.txt", "*** Move to: src/moved/d.txt", "@@", "-d1", "+D1"]),
+  editTask("twice", ["src/e.txt"], ["*** Update File: src/e.txt", "@@", "-e1", "+E1"], ["*** Update File: src/e.txt", "@@", " E1", "-e2", "+E2"]),
+  editTask("script", ["scripts"], ["*** Update File: scripts/run.sh", "@@", "-echo one", "+echo two"]),
+  editTask("outside", ["src/e.txt"], ["*** Update File: src/a.txt", "@@", "-a1", "+nope"]),
+  { id: "look", mode: "read_only", actions: [{ read_file: { path: "src/a.txt" } }, { list_dir: { path: "src" } }, { read_file: { path: "src/absent.txt" } }, { finish: {} }] }
+])
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
+const TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g
+
+/** `value` as JSON with what differs between two runs by nature (ids, times, folders, where it ran) replaced. */
+export const comparable = (value: unknown, ws: string): unknown =>
+  JSON.parse(
+    JSON.stringify(value, (key, v) => (key === "ranOn" || key === "artifacts" || key === "environmentId" ? undefined : v))
+      .split(ws).join("<ws>")
+      .replace(UUID, "<id>")
+      .replace(TIME, "<time>")
+  )
+
+/** A workspace's history, `comparable`. */
+export const historyOf = (ws: string) => comparable(readHistory(defaultDb(ws)), ws)
+

@@ -3,26 +3,13 @@
  * share the entity ids; after one is killed with SIGKILL, the other takes its shards and answers
  * for every id. Without a server the suite is skipped with a message (fails in CI).
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Redacted from "effect/Redacted"
-import { withPostgres } from "../../../test/support/postgres.ts"
+import { freshDatabase, withPostgres } from "../../../test/support/postgres.ts"
 import { runnersForFile, tempDir } from "./support/runners.ts"
 import { takeover } from "./support/takeover.ts"
 
 const { script, started } = runnersForFile()
-
-/** A new, empty database on the server of `url`; returns its URL. */
-const freshDatabase = (url: string) =>
-  Effect.gen(function*() {
-    const name = `fj_cluster_${process.pid}_${Date.now()}`
-    const sql = yield* PgClient.PgClient
-    yield* sql.unsafe(`CREATE DATABASE ${name}`)
-    const next = new URL(url)
-    next.pathname = `/${name}`
-    return next.toString()
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })))
 
 withPostgres((url) => {
   describe("runners on PostgreSQL storage", () => {

@@ -19,6 +19,8 @@
  * - `runner:before-upload:<n>` / `runner:after-upload:<n>`: a cluster runner SIGKILLs itself in
  *   its n-th child attempt (1-based, per process) right before / right after sending the
  *   child's changeset to the parent, before it answers;
+ * - `join:fail-after-child:<n>`: a cluster run's durable join fails after its n-th child (as an
+ *   unrecoverable error would), so its compensations (strict rollbacks) run;
  * - `join:skip-baseline`: the join takes a child's live files as its baseline, so drift from
  *   an outside edit is no longer refused (test-only: the merge probe must then report
  *   `baseline_drift_refused` failed).
@@ -44,6 +46,7 @@ export interface FaultPlan {
   readonly afterVerifyRollback: ReadonlySet<number>
   readonly resolve: ReadonlySet<ResolvePoint>
   readonly runnerUpload: ReadonlyMap<RunnerPoint, ReadonlySet<number>>
+  readonly failJoinAfter: ReadonlySet<number>
   readonly skipBaseline: boolean
 }
 
@@ -55,7 +58,7 @@ export interface FaultPlan {
  */
 export type RunnerPoint = "before-upload" | "after-upload"
 
-const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>', 'merge:after-child:<n>', 'verify:after-rollback:<n>', 'resolve:after-claim', 'resolve:before-record', 'resolve:after-commit', 'runner:before-upload:<n>', 'runner:after-upload:<n>' or 'join:skip-baseline'"
+const FORMS = "'stage:<N>', 'commit:after-rename:<k>', 'merge:write-fail:<task-id>:<k>', 'merge:after-child:<n>', 'verify:after-rollback:<n>', 'resolve:after-claim', 'resolve:before-record', 'resolve:after-commit', 'runner:before-upload:<n>', 'runner:after-upload:<n>', 'join:fail-after-child:<n>' or 'join:skip-baseline'"
 
 /**
  * Where `forkjoin resolve` can be killed (`resolve:<point>`).
@@ -81,6 +84,7 @@ export const parseFault = (value: string | undefined): FaultPlan => {
   const afterVerifyRollback = new Set<number>()
   const resolve = new Set<ResolvePoint>()
   const runnerUpload = new Map<RunnerPoint, Set<number>>([["before-upload", new Set()], ["after-upload", new Set()]])
+  const failJoinAfter = new Set<number>()
   let skipBaseline = false
   for (const fault of (value ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "")) {
     const stage = /^stage:(\d+)$/.exec(fault)
@@ -90,6 +94,7 @@ export const parseFault = (value: string | undefined): FaultPlan => {
     const verifyRollback = /^verify:after-rollback:(\d+)$/.exec(fault)
     const point = RESOLVE_POINTS.find((p) => fault === `resolve:${p}`)
     const runner = /^runner:(before-upload|after-upload):(\d+)$/.exec(fault)
+    const joinFail = /^join:fail-after-child:(\d+)$/.exec(fault)
     if (stage !== null) afterStage.add(Number(stage[1]))
     else if (rename !== null) afterRename.add(Number(rename[1]))
     else if (write !== null) writeFail.set(write[1]!, Number(write[2]))
@@ -97,10 +102,11 @@ export const parseFault = (value: string | undefined): FaultPlan => {
     else if (verifyRollback !== null) afterVerifyRollback.add(Number(verifyRollback[1]))
     else if (point !== undefined) resolve.add(point)
     else if (runner !== null) runnerUpload.get(runner[1] === "before-upload" ? "before-upload" : "after-upload")!.add(Number(runner[2]))
+    else if (joinFail !== null) failJoinAfter.add(Number(joinFail[1]))
     else if (fault === "join:skip-baseline") skipBaseline = true
     else throw new Error(`FORKJOIN_FAULT: '${fault}' is not ${FORMS}`)
   }
-  return { afterStage, afterRename, writeFail, afterChild, afterVerifyRollback, resolve, runnerUpload, skipBaseline }
+  return { afterStage, afterRename, writeFail, afterChild, afterVerifyRollback, resolve, runnerUpload, failJoinAfter, skipBaseline }
 }
 
 /**
@@ -174,6 +180,14 @@ export const atResolve = (point: ResolvePoint): Effect.Effect<void> => killIf((p
  */
 export const atRunnerUpload = (point: RunnerPoint, n: number): Effect.Effect<void> =>
   killIf((plan) => plan.runnerUpload.get(point)?.has(n) === true)
+
+/**
+ * Whether a durable join should fail after its n-th child (`join:fail-after-child:<n>`).
+ *
+ * @category fault injection
+ * @since 0.1.0
+ */
+export const joinFailsAfter = (n: number): Effect.Effect<boolean> => Effect.map(Faults, (plan) => plan.failJoinAfter.has(n))
 
 /**
  * Whether the join should skip verifying children's baselines (`join:skip-baseline`): a

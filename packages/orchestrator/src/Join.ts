@@ -14,7 +14,8 @@
  * @since 0.1.0
  */
 import { Engine } from "@forkjoin/engine/Engine"
-import { HistoryRecords } from "@forkjoin/history/HistoryStore"
+import { type HistoryContent, HistoryRecords } from "@forkjoin/history/HistoryStore"
+import type { Sqlite } from "@forkjoin/history/Sqlite"
 import type { GateDecision } from "@forkjoin/schema/Autonomy"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import { mergePlanOf } from "@forkjoin/merge/MergePlan"
@@ -30,7 +31,7 @@ import {
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as path from "node:path"
-import { storeFailure } from "./OrchestratorError.ts"
+import { OrchestratorError, storeFailure } from "./OrchestratorError.ts"
 import { revalidate } from "./Revalidate.ts"
 import * as Verify from "./Verify.ts"
 import { proceedAtomic } from "./internal/atomic.ts"
@@ -54,7 +55,7 @@ import { scopeViolation, withRefusals } from "./internal/refusals.ts"
 import { recoveredOutcome, settle } from "./internal/settle.ts"
 
 export { applyChildPlan } from "./internal/settle.ts"
-export { type JoinChild, type Joined, loadRun, now, SETTLED, statusOf, transactionOf } from "./internal/model.ts"
+export { type JoinChild, type Joined, loadRun, now, runThread, SETTLED, statusOf, transactionOf } from "./internal/model.ts"
 
 /**
  * How to start a join.
@@ -73,7 +74,21 @@ export interface JoinOptions {
   readonly children: ReadonlyArray<JoinChild>
   /** Told each child's outcome as soon as it is recorded (progress). */
   readonly onOutcome?: (outcome: ChildOutcome) => Effect.Effect<void>
+  /** Joins the recorded run instead of `proceed` (a durable workflow of the same steps). */
+  readonly proceed?: Proceed
 }
+
+/**
+ * What joins a recorded run: `proceed` itself, or the same steps driven from elsewhere.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Proceed = (
+  runId: MergeRunId,
+  children: ReadonlyArray<JoinChild>,
+  onOutcome: (outcome: ChildOutcome) => Effect.Effect<void>
+) => Effect.Effect<MergeRun, OrchestratorError, MergeStore | Engine | HistoryRecords | HistoryContent | Sqlite>
 
 /**
  * Records the run (every mutating child `pending`), registers its threads, then joins.
@@ -128,7 +143,7 @@ export const start = Effect.fn("Join.start")(function*(options: JoinOptions) {
     yield* history.registerThread(childThread(options.runId, c.id), run.threadId).pipe(Effect.mapError(storeFailure("Registering a child's thread")))
   }
   yield* store.createRun(run).pipe(Effect.mapError(storeFailure("Recording the merge run")))
-  return yield* proceed(options.runId, options.children, options.onOutcome)
+  return yield* (options.proceed ?? proceed)(options.runId, options.children, options.onOutcome ?? (() => Effect.void))
 })
 
 /** The outcome with where the child ran (a cluster's runner), kept from its pending record. */
@@ -161,13 +176,39 @@ export const proceed = Effect.fn("Join.proceed")(function*(
   }
   const byId = new Map(children.map((c) => [c.id, c]))
   // Paths earlier children of this join changed: a later child's drift there is routed through diff3.
-  const changed = new Set<RelativePath>()
+  const changed = yield* changedBy(run)
   for (const o of run.outcomes) {
-    if (o.status !== "pending") {
-      if (o.transactionId !== undefined && SETTLED.has(o.status)) for (const p of yield* pathsOfTransaction(o.transactionId)) changed.add(p)
-      continue
+    if (o.status !== "pending") continue
+    const outcome = yield* joinPending(run, o, byId.get(o.childId), changed, onOutcome)
+    if (outcome.transactionId !== undefined && SETTLED.has(outcome.status)) {
+      for (const p of yield* pathsOfTransaction(outcome.transactionId)) changed.add(p)
     }
-    const child = byId.get(o.childId)
+  }
+  return yield* finishRun(runId)
+})
+
+/** The paths the settled children of `run` changed. */
+const changedBy = (run: MergeRun) =>
+  Effect.gen(function*() {
+    const changed = new Set<RelativePath>()
+    for (const o of run.outcomes) {
+      if (o.status !== "pending" && o.transactionId !== undefined && SETTLED.has(o.status)) {
+        for (const p of yield* pathsOfTransaction(o.transactionId)) changed.add(p)
+      }
+    }
+    return changed
+  })
+
+/** Joins one pending child of `run` (`pending` its recorded outcome), records and reports its outcome. */
+const joinPending = (
+  run: MergeRun,
+  o: ChildOutcome,
+  child: JoinChild | undefined,
+  changed: ReadonlySet<RelativePath>,
+  onOutcome: (outcome: ChildOutcome) => Effect.Effect<void>
+) =>
+  Effect.gen(function*() {
+    const store = yield* MergeStore
     const joined: Joined = child === undefined
       ? { outcome: { childId: o.childId, status: "missing_changeset", reason: "the child's changeset was not found" }, conflicts: [] }
       : yield* joinChild(run, child, changed, o.refusals ?? [])
@@ -183,14 +224,43 @@ export const proceed = Effect.fn("Join.proceed")(function*(
       ),
       o.ranOn
     )
-    yield* store.recordOutcome(runId, outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
+    yield* store.recordOutcome(run.runId, outcome, joined.conflicts, yield* now).pipe(Effect.mapError(storeFailure("Recording a child's outcome")))
     yield* onOutcome(outcome)
-    if (outcome.transactionId !== undefined && SETTLED.has(outcome.status)) {
-      for (const p of yield* pathsOfTransaction(outcome.transactionId)) changed.add(p)
-    }
+    return outcome
+  })
+
+/**
+ * Joins child `childId` of the recorded non-atomic run `runId` as `proceed` would at its turn
+ * (the children before it in task order must be settled), and returns its outcome; a child
+ * whose outcome is already recorded is not joined again, its recorded outcome is returned. At
+ * most once, like `proceed`: a crash after its transaction committed finds the transaction.
+ * One step of a join driven from outside (a durable workflow, one activity per child).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const proceedChild = Effect.fn("Join.proceedChild")(function*(
+  runId: MergeRunId,
+  child: JoinChild | undefined,
+  childId: string,
+  onOutcome: (outcome: ChildOutcome) => Effect.Effect<void> = () => Effect.void
+) {
+  const run = yield* loadRun(runId)
+  const recorded = run.outcomes.find((o) => o.childId === childId)
+  if (recorded === undefined) {
+    return yield* new OrchestratorError({ code: "unknown_run", paths: [], message: `run ${runId} has no mutating child ${childId}` })
   }
-  return yield* finishRun(runId)
+  if (recorded.status !== "pending") return recorded
+  return yield* joinPending(run, recorded, child, yield* changedBy(run), onOutcome)
 })
+
+/**
+ * Stores the run's status from its outcomes and returns it (after the last `proceedChild`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const finish = (runId: MergeRunId) => finishRun(runId)
 
 /** Stores the run's status from its outcomes and returns the run. */
 const finishRun = (runId: MergeRunId) =>

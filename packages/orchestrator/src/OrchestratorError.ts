@@ -33,7 +33,8 @@ export const OrchestratorErrorCode = Schema.Literals([
   // What a child did cannot be recorded as JSON (nested too deeply, too large): not a folder problem.
   "artifact_unserializable",
   "store_unavailable",
-  "verification_unavailable"
+  "verification_unavailable",
+  "join_state_unavailable"
 ])
 
 /**

@@ -91,6 +91,8 @@ export interface RunOptions {
   readonly progress?: (line: string) => Effect.Effect<void>
   /** Runs each child's attempts elsewhere (a cluster's runners); the join stays here. */
   readonly remote?: Children.RemoteAttempt
+  /** Drives the join's steps (default `Join.proceed`; a cluster run's is a durable workflow). */
+  readonly proceed?: Join.Proceed
 }
 
 /**
@@ -244,6 +246,7 @@ const runHeld = Effect.fnUntraced(function*(plan: RunPlan, options: RunOptions, 
     ...(plan.verify === undefined ? {} : { verify: plan.verify }),
     ...(gate === undefined ? {} : { gate }),
     children,
+    ...(options.proceed === undefined ? {} : { proceed: options.proceed }),
     ...(options.progress === undefined ? {} : {
       onOutcome: (o: ChildOutcome) => options.progress!(`joined ${o.childId}: ${o.status}`)
     })
@@ -271,20 +274,21 @@ export const exportOnly = (plan: RunPlan, options: Children.RunOptions) => RunLo
 
 /**
  * Finishes the join of an interrupted run (children still `pending`, and children whose
- * conflicts a crashed resolve left all closed), then reports it.
+ * conflicts a crashed resolve left all closed), then reports it; `proceed` drives the join's
+ * steps (a cluster run's durable workflow resumes through its own).
  * One process at a time per run: while another runs or resumes it, `run_busy`, nothing done.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const resume = Effect.fn("Run.resume")(function*(runId: MergeRunId) {
+export const resume = Effect.fn("Run.resume")(function*(runId: MergeRunId, proceed?: Join.Proceed) {
   // No such run: the lock file just made for it locks nothing.
   const run = yield* Join.loadRun(runId).pipe(Effect.tapError((e) => (e.code === "unknown_run" ? RunLock.forget(runId) : Effect.void)))
-  yield* Join.proceed(runId, Join.childrenOf(run))
+  yield* (proceed ?? Join.proceed)(runId, Join.childrenOf(run), () => Effect.void)
   // Children a crashed resolve left with every conflict closed but the rest not applied.
   yield* Conflicts.settleResolved(runId)
   return yield* outcomeOf(runId, [])
-}, (effect, runId) => RunLock.holding(runId, effect))
+}, (effect, runId, _proceed?: Join.Proceed) => RunLock.holding(runId, effect))
 
 const outcomeOf = (runId: MergeRunId, results: ReadonlyArray<Children.ChildResult>) =>
   Effect.gen(function*() {

@@ -26,13 +26,13 @@ import Database from "better-sqlite3"
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import os from "node:os"
 import path from "node:path"
 import { createInterface } from "node:readline"
 import * as FaultChannel from "../../packages/engine/src/FaultChannel.ts"
 import { cliPaths, emitJson, ensureCliBundle, errorFigure, type Figure, median, note, onlyMetrics, printTable, repoRoot, round, spread, wantsJson } from "./harness.ts"
 import { mulberry32 } from "./fixture.ts"
+import { freePort } from "../support/ports.ts"
 
 const BENCH = "cluster"
 const argv = process.argv.slice(2)
@@ -74,15 +74,6 @@ const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Pro
     child.on("close", (status) => resolve({ status, stdout, stderr, ms: nowMs() - t0 }))
   })
 
-const freePort = async (): Promise<number> => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1")
-  await once(server, "listening")
-  const port = (server.address() as net.AddressInfo).port
-  server.close()
-  await once(server, "close")
-  return port
-}
 
 interface Runner {
   readonly child: ChildProcess

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import { configuredCluster, runnersOf } from "./internal/clusterRunners.ts"
 import { fromHistoryOpen, UsageError } from "./internal/errors.ts"
 import { writeStdout, writeStderr } from "./internal/output.ts"
 import { ensureStateFolder, historyDbOf, resolveWorkspace } from "./internal/workspace.ts"
@@ -30,6 +31,8 @@ export interface ServeRequest {
   /** Mint a one-time login URL for this thread (`--open-url`). */
   readonly loginThread?: string | undefined
   readonly json: boolean
+  /** The cluster whose runners `GET /v1/cluster` lists (default: the configuration's). */
+  readonly cluster?: string | undefined
 }
 
 /**
@@ -43,6 +46,7 @@ export const serve = Effect.fn("Serve.serve")(function*(request: ServeRequest) {
   yield* ensureStateFolder(root)
   // Loaded here only: the CLI's other commands never pay for the HTTP stack.
   const Gateway = yield* Effect.promise(() => import("@forkjoin/gateway/Gateway"))
+  const cluster = request.cluster ?? (yield* configuredCluster(root))
   yield* Effect.scoped(Effect.gen(function*() {
     const running = yield* Gateway.serve({
       root,
@@ -51,7 +55,8 @@ export const serve = Effect.fn("Serve.serve")(function*(request: ServeRequest) {
       port: request.port,
       allowRemote: request.allowRemote,
       hostNames: request.hostNames,
-      loginThread: request.loginThread
+      loginThread: request.loginThread,
+      ...(cluster === undefined || cluster === "none" ? {} : { cluster: runnersOf(cluster, process.cwd()) })
     }).pipe(
       Effect.catchTags({
         GatewayError: (e) => Effect.fail(new UsageError({ message: `forkjoin serve: ${e.message}`, cause: e })),

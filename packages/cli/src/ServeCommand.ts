@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { command } from "./internal/command.ts"
-import { jsonFlag, switchFlag, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
+import { jsonFlag, optionalText, switchFlag, threadFlag, workspaceFlags, workspaceInput } from "./internal/flags.ts"
 
 /**
  * `forkjoin serve --workspace DIR [--db FILE] [--host H] [--port N] [--allow-remote] [--host-name NAME]... [--open-url [--thread T]] [--json]`.
@@ -44,7 +44,8 @@ export const serve = command(
     ),
     openUrl: switchFlag("open-url", "Also print a one-time login URL for the web page (its code is exchanged for a session token)"),
     thread: threadFlag("ID", "The thread the --open-url session sees, with its descendants (default 'cli', as 'forkjoin run')"),
-    json: jsonFlag("Print the address as one JSON line: {\"url\":\"http://HOST:PORT\"} (plus \"loginUrl\" with --open-url)")
+    json: jsonFlag("Print the address as one JSON line: {\"url\":\"http://HOST:PORT\"} (plus \"loginUrl\" with --open-url)"),
+    cluster: optionalText("cluster", "URL", "The cluster whose runners GET /v1/cluster lists (default: \"cluster\" in forkjoin.config.json)")
   },
   function*(input) {
     const Serve = yield* Effect.promise(() => import("./Serve.ts"))
@@ -55,13 +56,14 @@ export const serve = command(
       allowRemote: input.allowRemote,
       hostNames: input.hostName,
       loginThread: input.openUrl ? Option.getOrElse(input.thread, () => ThreadId.make("cli")) : undefined,
-      json: input.json
+      json: input.json,
+      cluster: Option.getOrUndefined(input.cluster)
     })
   }
 ).pipe(
   Command.withDescription(
     "Serve the workspace over HTTP until interrupted: one resident process that keeps the engine and the history " +
-      "open. API under /v1/ (apply, the four history views, merge runs and conflicts, resolve, rollback, provider " +
+      "open. API under /v1/ (apply, the four history views, merge runs (each child's outcome says which runner ran it) and conflicts, resolve, rollback, the cluster's runners, provider " +
       "events, view grants, a live event stream), its OpenAPI document at /openapi.json, and the history web page " +
       "at /. Every /v1/ request needs 'Authorization: Bearer <token>' from 'forkjoin token create'. Requests whose " +
       "Host header is not one of the server's names (see --host-name) are refused with 403. The first " +

@@ -8,17 +8,17 @@
  *
  * @since 0.1.0
  */
-import * as Config from "@forkjoin/autonomy/Config"
 import { Engine, type RepairOutcome, type UncertainOutcome } from "@forkjoin/engine/Engine"
 import type { HistoryReset } from "@forkjoin/history/HistoryStore"
 import { MergeStore } from "@forkjoin/history/MergeStore"
 import type { ConflictRecord } from "@forkjoin/schema/Conflict"
+import type { ClusterRunners } from "@forkjoin/schema/GatewayApi"
 import type { MergeRun } from "@forkjoin/schema/MergeRun"
 import * as Conflicts from "@forkjoin/orchestrator/Conflicts"
 import * as Rollback from "@forkjoin/orchestrator/Rollback"
 import * as Verify from "@forkjoin/orchestrator/Verify"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
+import { configuredCluster, runnersOf } from "./internal/clusterRunners.ts"
 import { toHistoryCommandError } from "./internal/errors.ts"
 import { orchestratorLayer } from "./internal/orchestratorLayer.ts"
 import * as ShortIds from "./internal/shortIds.ts"
@@ -60,29 +60,6 @@ export interface StatusReport {
 }
 
 /**
- * A cluster's registered runners, as `status` lists them (`url` with its password hidden).
- *
- * @category models
- * @since 0.1.0
- */
-export type ClusterRunners =
-  | { readonly url: string; readonly runners: ReadonlyArray<string>; readonly unhealthy: ReadonlyArray<string> }
-  | { readonly url: string; readonly error: string }
-
-/** The runners of `url`; an unreachable storage is reported, not a failure of `status`. */
-const runnersOf = (url: string, root: string) =>
-  Effect.gen(function*() {
-    const Cluster = yield* Effect.promise(() => import("@forkjoin/cluster"))
-    const shown = Cluster.ClusterUrl.redact(url)
-    const parsed = Cluster.ClusterUrl.parse(url)
-    if (Result.isFailure(parsed)) return { url: shown, error: parsed.failure.message } satisfies ClusterRunners
-    const listed = yield* Effect.result(Cluster.Sharding.listRunners(parsed.success, root))
-    return Result.isFailure(listed)
-      ? { url: shown, error: `${listed.failure.code}: ${listed.failure.message}` } satisfies ClusterRunners
-      : { url: shown, runners: listed.success.healthy, unhealthy: listed.success.unhealthy } satisfies ClusterRunners
-  })
-
-/**
  * Reads the interrupted runs, open conflicts, uncertain outcomes and history resets of the
  * workspace; the startup repair this runs is announced on stderr.
  *
@@ -93,7 +70,7 @@ export const status = Effect.fn("Status.status")(function*(
   request: { readonly workspace: string; readonly db?: string | undefined; readonly cluster?: string | undefined }
 ) {
   const { copiedFrom, moved, root } = yield* openWorkspace(request.workspace)
-  const configured = request.cluster ?? (yield* Effect.result(Config.load(root, process.env)).pipe(Effect.map((c) => (Result.isSuccess(c) ? c.success.cluster?.url : undefined))))
+  const configured = request.cluster ?? (yield* configuredCluster(root))
   const cluster = configured === undefined || configured === "none" ? undefined : yield* runnersOf(configured, process.cwd())
   return yield* Effect.gen(function*() {
     const engine = yield* Engine
@@ -197,7 +174,7 @@ export const renderText = (r: StatusReport): string => {
   const c = r.cluster
   if (c !== undefined) {
     lines.push(
-      "error" in c
+      c.error !== undefined
         ? `cluster ${c.url}: runners cannot be listed (${c.error})`
         : c.runners.length === 0
         ? `cluster ${c.url}: no runner has joined; start one with 'forkjoin runner --cluster URL'`

@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { comparable, FILES, historyOf, lines, PLAN, startRunner } from "./clusterHelpers.ts"
+import { comparable, expectSameAsLocal, FILES, lines, PLAN, startRunner } from "./clusterHelpers.ts"
 import { buildCli, defaultDb, json, makeSandbox, readHistory, removeSandboxes, runCli, runCliAsync, workspaceTree } from "./helpers.ts"
 import { editTask, makeCase, planOf, textAt } from "./joinHelpers.ts"
 
@@ -32,19 +32,8 @@ beforeAll(async () => {
 
 describe("forkjoin run --cluster", () => {
   it("gives the workspace, outcomes, conflicts, steps and history the same run gives locally", () => {
-    const local = makeCase(FILES, PLAN)
-    const remote = makeCase(FILES, PLAN)
-    for (const c of [local, remote]) fs.chmodSync(path.join(c.ws, "scripts/run.sh"), 0o755)
-    const here = runCli(["run", local.planFile, "--workspace", local.ws, "--json"])
-    const there = runCli(["run", remote.planFile, "--workspace", remote.ws, "--cluster", cluster, "--json"])
-    expect(there.status, there.stderr).toBe(here.status)
-    const [h, t] = [json(here.stdout), json(there.stdout)]
-    expect(workspaceTree(remote.ws)).toEqual(workspaceTree(local.ws))
+    const { here: h, remote, there: t } = expectSameAsLocal(cluster)
     expect(textAt(remote.ws, "src/a.txt")).toBe(lines(8, "a").replace("a2", "A2").replace("a7", "A7"))
-    expect(comparable(t.mergeExecution, remote.ws)).toEqual(comparable(h.mergeExecution, local.ws))
-    expect(comparable(t.conflicts, remote.ws)).toEqual(comparable(h.conflicts, local.ws))
-    expect(comparable(t.results, remote.ws)).toEqual(comparable(h.results, local.ws))
-    expect(historyOf(remote.ws)).toEqual(historyOf(local.ws))
     // The run really went to the runners: every child says which one ran it, and the recorded outcome too.
     for (const r of t.results) expect(addresses).toContain(r.ranOn)
     for (const o of t.mergeExecution.outcomes) expect(addresses).toContain(o.ranOn)

@@ -1,29 +1,19 @@
 /**
- * Runner processes for the CLI's cluster tests: `forkjoin runner --json` from the built bundle,
- * waited on until it prints that it joined (or exits), its stderr (effect's logs) kept in a file
- * so a test blocked on a synchronous run never stalls it, and SIGKILLed after the file.
+ * The CLI's cluster tests' parts: runner processes (`forkjoin runner --json` from the built
+ * bundle, waited on until it prints that it joined or exits, its stderr (effect's logs) kept in
+ * a file so a test blocked on a synchronous run never stalls it, SIGKILLed after the file), the
+ * plan they run, and the comparison of a cluster run with the same run here.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
-import { afterAll } from "vitest"
+import { afterAll, expect } from "vitest"
 import { sealed } from "../../../test/support/fault.ts"
-import { BIN, defaultDb, readHistory, ROOT } from "./helpers.ts"
-import { editTask, planOf } from "./joinHelpers.ts"
-
-/** A loopback port free right now (the kernel's pick; released before the runner binds it). */
-export const freePort = async (): Promise<number> => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1")
-  await once(server, "listening")
-  const port = (server.address() as net.AddressInfo).port
-  server.close()
-  await once(server, "close")
-  return port
-}
+import { freePort } from "../../../test/support/ports.ts"
+import { BIN, defaultDb, json, readHistory, ROOT, runCli, workspaceTree } from "./helpers.ts"
+import { editTask, makeCase, planOf } from "./joinHelpers.ts"
 
 /** A started runner: its process, advertised address and a way to read its log. */
 export interface CliRunner {
@@ -112,3 +102,21 @@ export const comparable = (value: unknown, ws: string): unknown =>
 /** A workspace's history, `comparable`. */
 export const historyOf = (ws: string) => comparable(readHistory(defaultDb(ws)), ws)
 
+
+/**
+ * `PLAN` run here and on `cluster` in two fresh workspaces; fails the test unless both give the
+ * same exit status, workspace bytes, outcomes, conflicts, children's steps and history.
+ */
+export const expectSameAsLocal = (cluster: string) => {
+  const local = makeCase(FILES, PLAN)
+  const remote = makeCase(FILES, PLAN)
+  for (const c of [local, remote]) fs.chmodSync(path.join(c.ws, "scripts/run.sh"), 0o755)
+  const ranHere = runCli(["run", local.planFile, "--workspace", local.ws, "--json"])
+  const ranThere = runCli(["run", remote.planFile, "--workspace", remote.ws, "--cluster", cluster, "--json"])
+  expect(ranThere.status, ranThere.stderr).toBe(ranHere.status)
+  const [here, there] = [json(ranHere.stdout), json(ranThere.stdout)]
+  expect(workspaceTree(remote.ws)).toEqual(workspaceTree(local.ws))
+  for (const key of ["mergeExecution", "conflicts", "results"]) expect(comparable(there[key], remote.ws)).toEqual(comparable(here[key], local.ws))
+  expect(historyOf(remote.ws)).toEqual(historyOf(local.ws))
+  return { local, remote, here, there }
+}

@@ -65,6 +65,21 @@ const tokenOf = (ws: string, thread = "cli") => {
 }
 
 describe("forkjoin serve", () => {
+  it("GET /v1/cluster lists the cluster's runners (none here), or says there is no cluster; a token is needed", async () => {
+    const { dir, ws } = makeSandbox()
+    const cluster = `sqlite:${path.join(dir, "cluster.db")}`
+    const withCluster = await startServe(["--workspace", ws, "--port", "0", "--json", "--cluster", cluster])
+    const plain = await startServe(["--workspace", ws, "--port", "0", "--json", "--cluster", "none"])
+    const { token } = tokenOf(ws)
+    const get = async (s: Server, auth = true) => {
+      const r = await fetch(`${JSON.parse(s.firstLine).url}/v1/cluster`, auth ? { headers: { authorization: `Bearer ${token}` } } : {})
+      return { status: r.status, body: await r.json() }
+    }
+    expect(await get(withCluster)).toEqual({ status: 200, body: { url: cluster, runners: [], unhealthy: [] } })
+    expect(await get(plain)).toEqual({ status: 200, body: { runners: [], unhealthy: [] } })
+    expect((await get(withCluster, false)).status).toBe(401)
+  }, 60_000)
+
   it("prints the listening line first, serves, and stops on SIGTERM with exit 130", async () => {
     const { ws } = makeSandbox()
     const s = await startServe(["--workspace", ws, "--port", "0"])

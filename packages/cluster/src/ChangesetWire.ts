@@ -31,22 +31,35 @@ export interface Sent {
 }
 
 /**
- * Uploads `changeset` (runner side): asks which of its blobs and itself the parent lacks,
- * sends those blobs from the runner's `BlobStore`, then the changeset.
+ * Uploads at or below this many bytes are sent whole, without asking which objects the parent
+ * already holds.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const ASK_ABOVE_BYTES = 64 * 1024
+
+/**
+ * Uploads `changeset` (runner side): asks which of its blobs and itself the parent lacks (for
+ * uploads above `ASK_ABOVE_BYTES`), sends those blobs from the runner's `BlobStore`, then the
+ * changeset.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const send = (
   client: ObjectClient,
-  changeset: Changeset
+  changeset: Changeset,
+  options: { readonly askAboveBytes?: number } = {}
 ): Effect.Effect<Sent, ObjectClientError | BlobStoreError, BlobStore> =>
   Effect.gen(function*() {
     const store = yield* BlobStore
     const bytes = new TextEncoder().encode(JSON.stringify(Schema.encodeSync(Changeset)(changeset)))
     const hash = sha256(bytes)
     const wanted = [...changeset.blobs.hashes, hash]
-    const absent = new Set(yield* client.missing(wanted))
+    // Small uploads go without asking first: the question would cost more than the bytes.
+    const total = bytes.length + (yield* Effect.forEach(changeset.blobs.hashes, (b) => Effect.map(store.get(b), (c) => c.length))).reduce((a, b) => a + b, 0)
+    const absent = new Set(total <= (options.askAboveBytes ?? ASK_ABOVE_BYTES) ? wanted : yield* client.missing(wanted))
     const uploads: Array<readonly [Sha256Hash, Uint8Array]> = []
     for (const blob of changeset.blobs.hashes) if (absent.has(blob)) uploads.push([blob, yield* store.get(blob)])
     // Last (the server stores a batch in order): a changeset the parent holds has its blobs there too.
@@ -88,13 +101,18 @@ const listedBlobs = (bytes: Uint8Array): ReadonlyArray<Sha256Hash> => {
 
 /**
  * Lays the uploaded changeset `hash` out in `dir` (parent side) as a `changesetFile` with its
- * blobs beside it, and returns the `changeset.json` path to give the run. Blobs the changeset
- * names but nobody uploaded are left out: the join refuses the child for them.
+ * blobs beside it, and returns the `changeset.json` path to give the run and the changeset's
+ * bytes (`changesetFile: false`: the blobs only, for a caller that writes the file itself).
+ * Blobs the changeset names but nobody uploaded are left out: the join refuses the child for them.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const receive = (hash: Sha256Hash, dir: string): Effect.Effect<string, ReceiveError | BlobStoreError, Objects> =>
+export const receive = (
+  hash: Sha256Hash,
+  dir: string,
+  options: { readonly changesetFile?: boolean } = {}
+): Effect.Effect<{ readonly file: string; readonly bytes: Uint8Array }, ReceiveError | BlobStoreError, Objects> =>
   Effect.gen(function*() {
     const objects = yield* Objects
     const bytes = yield* objects.get(hash)
@@ -111,9 +129,9 @@ export const receive = (hash: Sha256Hash, dir: string): Effect.Effect<string, Re
       try: () => {
         fs.mkdirSync(path.join(dir, "blobs", "sha256"), { recursive: true })
         for (const [blob, content] of blobs) fs.writeFileSync(path.join(dir, "blobs", "sha256", blob.slice("sha256:".length)), content)
-        fs.writeFileSync(file, bytes)
+        if (options.changesetFile !== false) fs.writeFileSync(file, bytes)
       },
       catch: (cause) => new ReceiveError({ code: "changeset_write_failed", hash, message: `cannot write the received changeset into ${dir} (${String(cause)}); check the run folder's space and permissions`, cause })
     })
-    return file
+    return { file, bytes }
   })

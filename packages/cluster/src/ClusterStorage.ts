@@ -98,13 +98,14 @@ const fromSqlite = (url: ClusterUrl, error: SqliteError): ClusterStorageError =>
     : unreachable(url, error.message, error)
 
 /**
- * The `SqlClient` of `url`, checked by one statement before it is handed out. A relative SQLite
+ * The `SqlClient` of `url`, checked by one statement before it is handed out (a SQLite file with
+ * `durability` as `Sqlite.OpenOptions` says). A relative SQLite
  * path is resolved against `cwd`.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layerSqlClient = (url: ClusterUrl, cwd: string): Layer.Layer<SqlClient, ClusterStorageError> =>
+export const layerSqlClient = (url: ClusterUrl, cwd: string, durability: "full" | "normal" = "full"): Layer.Layer<SqlClient, ClusterStorageError> =>
   Layer.effect(
     SqlClient,
     Effect.gen(function*() {
@@ -114,7 +115,7 @@ export const layerSqlClient = (url: ClusterUrl, cwd: string): Layer.Layer<SqlCli
           (error) => unreachable(url, error.message, error)
         )
         : yield* Effect.mapError(
-          SqliteClient.make(path.resolve(cwd, url.path), { components: [sqliteComponent] }),
+          SqliteClient.make(path.resolve(cwd, url.path), { components: [sqliteComponent], durability }),
           (error) => fromSqlite(url, error)
         )
       yield* Effect.mapError(sql`SELECT 1`, (error) => unreachable(url, error.message, error))

@@ -33,7 +33,6 @@ import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as fs from "node:fs"
 import * as Baseline from "./Baseline.ts"
 import { type ClusterSecret, randomSecret, sign } from "./ClusterAuth.ts"
 import * as ChangesetWire from "./ChangesetWire.ts"
@@ -189,11 +188,10 @@ export const start = (
         if (reply.changeset === undefined) {
           return { result: { threadId, mode, status: reply.status, steps: steps.success, transactions: [], ...error } satisfies SessionResult, childVerify, ranOn: reply.runner }
         }
-        const file = yield* ChangesetWire.receive(reply.changeset, namespace).pipe(Effect.provideContext(objects), Effect.result)
-        if (Result.isFailure(file)) return ended("failed", { code: "changeset_unreceived", message: file.failure.message }, reply.runner)
-        const text = yield* Effect.result(Effect.try({ try: () => fs.readFileSync(file.success, "utf8"), catch: (e) => String(e) }))
-        if (Result.isFailure(text)) return ended("failed", { code: "changeset_unreceived", message: `cannot read the received changeset: ${text.failure}` }, reply.runner)
-        const changeset = decodeUntrustedChangesetJson(text.success)
+        // The blobs only: the run writes the child's changeset.json itself, as for a local child.
+        const received = yield* ChangesetWire.receive(reply.changeset, namespace, { changesetFile: false }).pipe(Effect.provideContext(objects), Effect.result)
+        if (Result.isFailure(received)) return ended("failed", { code: "changeset_unreceived", message: received.failure.message }, reply.runner)
+        const changeset = decodeUntrustedChangesetJson(new TextDecoder().decode(received.success.bytes))
         if (Result.isFailure(changeset)) {
           return ended("failed", { code: "changeset_invalid", message: `runner ${reply.runner} sent a changeset that is not valid: ${changeset.failure.message}` }, reply.runner)
         }

@@ -13,7 +13,8 @@ import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { buildRunner, freePort, startRunner, tempDir } from "./support/runners.ts"
+import { freePort } from "../../../test/support/ports.ts"
+import { buildRunner, startRunner, tempDir } from "./support/runners.ts"
 
 let script = ""
 beforeAll(async () => {

@@ -41,7 +41,7 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 import * as path from "node:path"
-import { Authorization, Caller, GatewayApi, Unauthorized } from "./GatewayApi.ts"
+import { Authorization, Caller, type ClusterRunners, GatewayApi, Unauthorized } from "./GatewayApi.ts"
 import { toApiError } from "./internal/access.ts"
 import { allowedHostNames, hostNameOf, hostRefusal, isAllowedHost, makeRedact, redactResponse, refusalResponse } from "./internal/boundary.ts"
 import { type Front, makeFastApply } from "./internal/fastApply.ts"
@@ -84,6 +84,8 @@ export interface ServeOptions {
    * `false` serves it through the router only (tests compare the two).
    */
   readonly fastApply?: boolean | undefined
+  /** Lists the workspace's cluster runners (`GET /v1/cluster`); none: the workspace has no cluster. */
+  readonly cluster?: Effect.Effect<ClusterRunners> | undefined
 }
 
 /**
@@ -254,7 +256,7 @@ export const serve = (
     const codes = makeCodes()
     let baseUrl = ""
     const api = HttpApiBuilder.layer(GatewayApi, { openapiPath: "/openapi.json" }).pipe(
-      Layer.provide(v1Handlers(grants, () => baseUrl, options.pollMs ?? 250)),
+      Layer.provide(v1Handlers(grants, () => baseUrl, options.pollMs ?? 250, options.cluster ?? Effect.succeed({ runners: [], unhealthy: [] }))),
       Layer.provide(authorizationLayer),
       Layer.provide(RequestProblems.layer)
     )

@@ -243,7 +243,8 @@ export const proceedChild = Effect.fn("Join.proceedChild")(function*(
   runId: MergeRunId,
   child: JoinChild | undefined,
   childId: string,
-  onOutcome: (outcome: ChildOutcome) => Effect.Effect<void> = () => Effect.void
+  onOutcome: (outcome: ChildOutcome) => Effect.Effect<void> = () => Effect.void,
+  changed?: Changed
 ) {
   const run = yield* loadRun(runId)
   const recorded = run.outcomes.find((o) => o.childId === childId)
@@ -251,8 +252,26 @@ export const proceedChild = Effect.fn("Join.proceedChild")(function*(
     return yield* new OrchestratorError({ code: "unknown_run", paths: [], message: `run ${runId} has no mutating child ${childId}` })
   }
   if (recorded.status !== "pending") return recorded
-  return yield* joinPending(run, recorded, child, yield* changedBy(run), onOutcome)
+  // Read from the history once per join (then kept up to date), not once per child.
+  if (changed !== undefined && changed.paths === undefined) changed.paths = yield* changedBy(run)
+  const paths = changed?.paths ?? (yield* changedBy(run))
+  const outcome = yield* joinPending(run, recorded, child, paths, onOutcome)
+  if (outcome.transactionId !== undefined && SETTLED.has(outcome.status)) {
+    for (const p of yield* pathsOfTransaction(outcome.transactionId)) paths.add(p)
+  }
+  return outcome
 })
+
+/**
+ * What the children of one join settled so far changed, kept across `proceedChild` calls of a
+ * process (`paths` undefined until the first reads it from the history).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Changed {
+  paths: Set<RelativePath> | undefined
+}
 
 /**
  * Stores the run's status from its outcomes and returns it (after the last `proceedChild`).

@@ -139,6 +139,27 @@ export const StreamEvent = Schema.Union([
 const errors = [NotFound, BadRequest, Rejected, Unavailable] as const
 
 /**
+ * A workspace's cluster as `forkjoin status` and `GET /v1/cluster` show it: its URL (password
+ * hidden), the registered runners that answer and those that do not (`host:port`), or why they
+ * could not be listed; no `url` when the workspace has no cluster.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ClusterRunners = Schema.Struct({
+  url: Schema.optionalKey(Schema.String),
+  runners: Schema.Array(Schema.String),
+  unhealthy: Schema.Array(Schema.String),
+  error: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type ClusterRunners = typeof ClusterRunners.Type
+
+/**
  * The `/v1/` endpoints, every one behind `Authorization`.
  *
  * @category models
@@ -164,6 +185,8 @@ export const V1 = HttpApiGroup.make("v1").add(
   // The agent sessions whose thread the caller sees, as `forkjoin agents --json` prints them.
   HttpApiEndpoint.get("agents", "/agents", { success: AgentsList, error: errors }),
   HttpApiEndpoint.get("agent", "/agents/:agentId", { params: { agentId: Id }, success: AgentShow, error: errors }),
+  // The runners of the workspace's cluster (where each child ran is on its run's outcomes, `ranOn`).
+  HttpApiEndpoint.get("cluster", "/cluster", { success: ClusterRunners, error: errors }),
   HttpApiEndpoint.get("conflicts", "/conflicts", {
     query: { runId: Schema.optionalKey(MergeRunIdInput), status: Schema.optionalKey(Schema.Literals(["open", "resolved"])) },
     success: Schema.Struct({ conflicts: Schema.Array(ConflictRecord) }),

@@ -68,8 +68,9 @@ export interface TransactionOptions {
 }
 
 /**
- * How to open a database: the components to migrate on open, in order, and how long, in
- * total, a call may wait for another process's write lock before failing `Busy` (default 10 s).
+ * How to open a database: the components to migrate on open, in order, how long, in total, a
+ * call may wait for another process's write lock before failing `Busy` (default 10 s), and
+ * whether commits wait for the disk.
  *
  * @category models
  * @since 0.1.0
@@ -77,6 +78,12 @@ export interface TransactionOptions {
 export interface OpenOptions {
   readonly components?: ReadonlyArray<Component>
   readonly busyTimeoutMs?: number
+  /**
+   * `normal`: every commit without waiting for the disk (safe against process crashes, not
+   * against power loss), for a database whose every write something durable allows to be redone
+   * (a cluster run's join steps: each is idempotent through the history). Default `full`.
+   */
+  readonly durability?: "full" | "normal"
 }
 
 /**
@@ -233,7 +240,7 @@ export const makeWith = <E>(
     const migrate = (operation: string, component: Component) =>
       attemptWithBusyRetry(errors, operation, busyTimeoutMs, () => migrateSync(operation, file, connection, (body) => transact(body, true), component))
     // Several processes may open a fresh file at once: setup and migrations retry on busy too.
-    yield* attemptWithBusyRetry(errors, "Sqlite.setup", busyTimeoutMs, () => setup(db, file, busyTimeoutMs))
+    yield* attemptWithBusyRetry(errors, "Sqlite.setup", busyTimeoutMs, () => setup(db, file, busyTimeoutMs, options?.durability ?? "full"))
     const versions: Record<string, number> = {}
     for (const component of options?.components ?? []) versions[component.name] = yield* migrate("Sqlite.migrate", component)
     return {
@@ -251,7 +258,7 @@ export const makeWith = <E>(
 // -------------------------------------------------------------------------------------
 
 /** The connection policy: one statement per PRAGMA, each with why. */
-const setup = (db: Database.Database, file: string, busyTimeoutMs: number): void => {
+const setup = (db: Database.Database, file: string, busyTimeoutMs: number, durability: "full" | "normal"): void => {
   // Orchestrator, CLI and other agents write from separate processes: wait for the write lock
   // instead of failing at once with SQLITE_BUSY; only a short slice here, because the wait
   // blocks the JS thread; `attemptWithBusyRetry` waits out the rest asynchronously.
@@ -268,8 +275,8 @@ const setup = (db: Database.Database, file: string, busyTimeoutMs: number): void
   }
   // The journal intent must be on disk before the engine renames files: FULL fsyncs the WAL
   // at every commit (WAL's default, and better-sqlite3's build default, is NORMAL, which may
-  // lose the last commits on power loss).
-  db.pragma("synchronous = FULL")
+  // lose the last commits on power loss). NORMAL only where asked (`durability`).
+  db.pragma(durability === "full" ? "synchronous = FULL" : "synchronous = NORMAL")
   // records.intent_id references intents: enforce it rather than trust every caller.
   db.pragma("foreign_keys = ON")
 }

@@ -8,7 +8,6 @@ import * as esbuild from "esbuild"
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
@@ -36,16 +35,6 @@ export const buildRunner = async (dir: string): Promise<string> => {
 /** A folder for one test's files. */
 export const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), "fj-cluster-"))
 
-/** A loopback port free right now (the kernel's pick; released before the runner binds it). */
-export const freePort = async (): Promise<number> => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1")
-  await once(server, "listening")
-  const port = (server.address() as net.AddressInfo).port
-  server.close()
-  await once(server, "close")
-  return port
-}
 
 /** What a runner process said on its first line. */
 export type Said =

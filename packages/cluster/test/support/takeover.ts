@@ -10,7 +10,8 @@ import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
-import { freePort, type RunnerProcess, startRunner } from "./runners.ts"
+import { freePort } from "../../../../test/support/ports.ts"
+import { type RunnerProcess, startRunner } from "./runners.ts"
 
 const IDS = Array.from({ length: 48 }, (_, i) => `child-${i}`)
 

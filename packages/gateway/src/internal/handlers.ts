@@ -22,7 +22,7 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as path from "node:path"
 import { HttpApiBuilder } from "effect/http-api"
-import { BadRequest, Caller, GatewayApi, NotFound, Rejected } from "../GatewayApi.ts"
+import { BadRequest, Caller, type ClusterRunners, GatewayApi, NotFound, Rejected } from "../GatewayApi.ts"
 import { checkPath, type Grants } from "../ViewGrants.ts"
 import { requireSees, sees, toApiError } from "./access.ts"
 import { eventStream } from "./routes.ts"
@@ -78,10 +78,11 @@ export const applyAs = (caller: ThreadId, payload: ApplyRequest) =>
  * The handlers of the `v1` group. `baseUrl` gives the server's own URL (known once bound), for
  * view-grant URLs; `pollMs` is the event stream's poll interval.
  */
-export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number) =>
+export const v1Handlers = (grants: Grants, baseUrl: () => string, pollMs: number, cluster: Effect.Effect<ClusterRunners>) =>
   HttpApiBuilder.group(GatewayApi, "v1", (h) =>
     h
       .handle("whoami", () => Effect.map(Effect.service(Caller), (c) => ({ thread: c.thread })))
+      .handle("cluster", () => cluster)
       .handle("events", () => Effect.flatMap(Effect.service(Caller), (c) => eventStream(c.thread, pollMs)))
       .handle("apply", ({ payload }) => Effect.flatMap(Effect.service(Caller), (c) => applyAs(c.thread, payload)))
       .handle("timeline", ({ query }) =>

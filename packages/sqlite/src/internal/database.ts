@@ -40,7 +40,7 @@ export const makeConnection = (db: Database.Database): Connection => {
 
 /**
  * Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; a throw rolls back and is rethrown.
- * `durable: false` commits at `synchronous = NORMAL`, then restores FULL.
+ * `durable: false` commits at `synchronous = NORMAL`, then restores the connection's setting.
  */
 export const inTransaction = <A>(
   db: Database.Database,
@@ -51,6 +51,7 @@ export const inTransaction = <A>(
   // Bodies are synchronous, so the only way to get here nested is a bug.
   if (db.inTransaction) throw new Error("Sqlite.transaction: nested transactions are not supported")
   // All of this runs synchronously: no other statement can commit under the relaxed setting.
+  const before = durable ? undefined : Number(db.pragma("synchronous", { simple: true }))
   if (!durable) db.pragma("synchronous = NORMAL")
   try {
     connection.run("BEGIN IMMEDIATE")
@@ -63,6 +64,6 @@ export const inTransaction = <A>(
       throw thrown
     }
   } finally {
-    if (!durable) db.pragma("synchronous = FULL")
+    if (before !== undefined) db.pragma(`synchronous = ${before}`)
   }
 }

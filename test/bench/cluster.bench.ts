@@ -337,6 +337,7 @@ const throughput = async (report: (f: Figure) => void) => {
       const c = materialise({ files: f.files, plan })
       const r = await cli(["run", c.planFile, "--workspace", c.ws, "--cluster", url, "--json"], { FORKJOIN_CLUSTER_SECRET: SECRET })
       const out = parsed(r, "the cluster run")
+      if (!Array.isArray(out.results)) throw new Error(`the cluster run on ${count} runner(s) did not run: ${r.stdout.slice(0, 600)}`)
       if (out.results.some((x: { childVerify?: { status: string } }) => x.childVerify?.status !== "passed")) throw new Error(`a check did not pass on ${count} runner(s)`)
       report({
         bench: BENCH, metric: `check_throughput_${count}`, ours: round(r.ms), unit: "ms", n: 1, peer: round(local.ms), peerName: "local run", ratio: round(r.ms / local.ms),

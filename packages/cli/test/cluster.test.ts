@@ -88,31 +88,36 @@ describe("faults on a cluster", () => {
     expect(applied).toHaveLength(1)
   }, 120_000)
 
-  it("the parent SIGKILLed mid-join, then --resume: every child applied once, the workspace as the local run leaves it", () => {
+  it("the parent SIGKILLed mid-join (after a child, mid-transaction, mid-commit), then --resume: every child applied once, as the local run leaves it", () => {
     const local = makeCase(FILES, PLAN)
-    const remote = makeCase(FILES, PLAN)
-    for (const c of [local, remote]) fs.chmodSync(path.join(c.ws, "scripts/run.sh"), 0o755)
+    fs.chmodSync(path.join(local.ws, "scripts/run.sh"), 0o755)
     runCli(["run", local.planFile, "--workspace", local.ws, "--json"])
-    const killed = runCli(["run", remote.planFile, "--workspace", remote.ws, "--cluster", cluster, "--json"], { env: { FORKJOIN_FAULT: "merge:after-child:2" } })
-    expect(killed.signal).toBe("SIGKILL")
-    const interrupted = json(runCli(["status", "--workspace", remote.ws, "--cluster", "none", "--json"]).stdout).interruptedRuns
-    expect(interrupted).toHaveLength(1)
-    const resumed = runCli(["run", "--resume", interrupted[0].runId, "--workspace", remote.ws, "--json"])
-    expect([1, 0]).toContain(resumed.status)
-    expect(workspaceTree(remote.ws)).toEqual(workspaceTree(local.ws))
-    const merges = readHistory(defaultDb(remote.ws)).records.map((r) => (r as { transactionId?: string }).transactionId).filter((t) => t?.startsWith("subagent_merge:"))
-    expect(new Set(merges).size).toBe(merges.length)
-    expect(merges.length).toBe(readHistory(defaultDb(local.ws)).records.filter((r) => (r as { transactionId?: string }).transactionId?.startsWith("subagent_merge:")).length)
-    // The join resumed as its workflow: one activity per mutating child and one to finish, each done once.
-    const state = new Database(path.join(remote.ws, ".forkjoin", "runs", interrupted[0].runId, "join.db"), { readonly: true })
-    try {
-      const steps = state.prepare("SELECT tag, processed FROM cluster_messages").all() as Array<{ tag: string; processed: number }>
-      expect(steps.filter((m) => m.tag === "activity")).toHaveLength((PLAN.tasks as Array<{ readonly mode: string }>).filter((t) => t.mode === "transactional_write").length + 1)
-      expect(steps.every((m) => m.processed === 1)).toBe(true)
-    } finally {
-      state.close()
+    const mergesOf = (ws: string) =>
+      readHistory(defaultDb(ws)).records.map((r) => (r as { transactionId?: string }).transactionId).filter((t) => t?.startsWith("subagent_merge:"))
+    for (const fault of ["merge:after-child:2", "stage:7", "commit:after-rename:1"]) {
+      const remote = makeCase(FILES, PLAN)
+      fs.chmodSync(path.join(remote.ws, "scripts/run.sh"), 0o755)
+      const killed = runCli(["run", remote.planFile, "--workspace", remote.ws, "--cluster", cluster, "--json"], { env: { FORKJOIN_FAULT: fault } })
+      expect(killed.signal, fault).toBe("SIGKILL")
+      const interrupted = json(runCli(["status", "--workspace", remote.ws, "--cluster", "none", "--json"]).stdout).interruptedRuns
+      expect(interrupted, fault).toHaveLength(1)
+      const resumed = runCli(["run", "--resume", interrupted[0].runId, "--workspace", remote.ws, "--json"])
+      expect([1, 0], fault).toContain(resumed.status)
+      expect(workspaceTree(remote.ws), fault).toEqual(workspaceTree(local.ws))
+      const merges = mergesOf(remote.ws)
+      expect(new Set(merges).size, fault).toBe(merges.length)
+      expect(merges.length, fault).toBe(mergesOf(local.ws).length)
+      // The join resumed as its workflow: one activity per mutating child and one to finish, each done once.
+      const state = new Database(path.join(remote.ws, ".forkjoin", "runs", interrupted[0].runId, "join.db"), { readonly: true })
+      try {
+        const steps = state.prepare("SELECT tag, processed FROM cluster_messages").all() as Array<{ tag: string; processed: number }>
+        expect(steps.filter((m) => m.tag === "activity"), fault).toHaveLength((PLAN.tasks as Array<{ readonly mode: string }>).filter((t) => t.mode === "transactional_write").length + 1)
+        expect(steps.every((m) => m.processed === 1), fault).toBe(true)
+      } finally {
+        state.close()
+      }
     }
-  }, 60_000)
+  }, 90_000)
 
   it("a cluster run's join is a durable workflow: a failure after 3 children rolls each back, strictly, newest first", () => {
     const c = makeCase(FILES, PLAN)

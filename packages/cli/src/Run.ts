@@ -150,9 +150,10 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
           Effect.mapError((e) => new UsageError({ message: `--resume: ${e.message}`, cause: e }))
         )
         // A cluster run's join is a durable workflow: it resumes through it.
-        const JoinWorkflow = yield* Effect.promise(() => import("@forkjoin/cluster/JoinWorkflow"))
-        const durable = JoinWorkflow.isDurable(Artifacts.defaultRunDirectory(engine.root, runId))
-        const outcome = yield* OrchestratorRun.resume(runId, durable ? JoinWorkflow.proceed : undefined)
+        const JoinState = yield* Effect.promise(() => import("@forkjoin/cluster/JoinState"))
+        const durable = JoinState.isDurable(Artifacts.defaultRunDirectory(engine.root, runId))
+        const proceed = durable ? (yield* Effect.promise(() => import("@forkjoin/cluster/JoinWorkflow"))).proceed : undefined
+        const outcome = yield* OrchestratorRun.resume(runId, proceed)
         return [outcome, yield* idsFor(request.shortIds, engine.environmentId, [outcome])] as const
       })
     ).pipe(Effect.provide(orchestratorLayer(root, db)))

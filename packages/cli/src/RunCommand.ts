@@ -77,6 +77,8 @@ export const run = command(
       "<workspace>/.forkjoin/runs/<run-id>/subagents/<task-id>/. Mutating tasks start only when the autonomy " +
       "level allows them: at safe when 'forkjoin gate' passes, at bold without evidence (a warning, kept with the " +
       "run); off and supervised allow read-only tasks only ('forkjoin config explain' shows the level and why). " +
+      "With --cluster URL (or \"cluster\" in forkjoin.config.json) the children run on the runners of a cluster " +
+      "('forkjoin runner') and the join stays here, as a durable workflow that 'forkjoin run --resume' finishes after a crash. " +
       "Exit 0 the run finished, 1 it did not (partial, failed, blocked by open conflicts, or refused by the gate), " +
       "2 usage, plan or configuration error.\n\n" +
       "Example plan (every key: 'forkjoin schema plan'): " +

@@ -32,7 +32,7 @@ export const runner = command(
     ),
     host: Flag.String("host").pipe(
       Flag.withMetavar("H"),
-      Flag.withDescription("Address to listen on and advertise to the cluster (default 127.0.0.1; loopback only)"),
+      Flag.withDescription("Address to listen on and advertise to the cluster (default 127.0.0.1; another address needs a cluster secret, and runner traffic is then TLS keyed by it)"),
       Flag.withDefault("127.0.0.1")
     ),
     port: Flag.Int("port").pipe(
@@ -61,7 +61,9 @@ export const runner = command(
       "child to a runner, which reads the run's files lazily from the parent, runs the child and sends its changeset " +
       "back; the parent alone writes the workspace. Runners on one machine can share a sqlite: file; runners on " +
       "several machines share a PostgreSQL database. A runner killed mid-child loses only that attempt: the child is " +
-      "run again elsewhere, within its maxAttempts. The first stdout line is 'forkjoin runner: joined ...'. Exit 130 " +
+      "run again elsewhere, within its maxAttempts. With a cluster secret (--secret-file or FORKJOIN_CLUSTER_SECRET, the same on every runner and parent) " +
+      "traffic between members is TLS keyed by it and a runner runs only attempts the parent signed; without one it listens on loopback only. " +
+      "The first stdout line is 'forkjoin runner: joined ...'. Exit 130 " +
       "when stopped (Ctrl-C, SIGTERM), 2 when it cannot start (storage unreachable, address refused, bad secret)."
   ),
   Command.withShortDescription("Join a cluster and run the children parents send to it")

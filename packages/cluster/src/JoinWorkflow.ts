@@ -43,16 +43,8 @@ import * as Schema from "effect/Schema"
 import * as Activity from "effect/workflow/Activity"
 import * as Workflow from "effect/workflow/Workflow"
 import * as fs from "node:fs"
-import * as path from "node:path"
 import * as ClusterStorage from "./ClusterStorage.ts"
-
-/**
- * The file holding a run's workflow state, in its run folder.
- *
- * @category constructors
- * @since 0.1.0
- */
-export const stateFile = (runDirectory: string): string => path.join(runDirectory, "join.db")
+import { stateFile } from "./JoinState.ts"
 
 /**
  * The workflow: its payload is the run id (also its idempotency key: one execution per run).
@@ -171,11 +163,3 @@ export const proceed: Join.Proceed = (runId, children, onOutcome) =>
     yield* JoinWorkflow.execute({ runId }).pipe(Effect.provideContext(built), Effect.tapError(() => Effect.ignore(Join.finish(runId))))
     return yield* Join.loadRun(runId)
   }))
-
-/**
- * Whether the run in `runDirectory` was joined through the workflow (its resume must be too).
- *
- * @category constructors
- * @since 0.1.0
- */
-export const isDurable = (runDirectory: string): boolean => fs.existsSync(stateFile(runDirectory))

@@ -178,9 +178,10 @@ export const run = Effect.fn("Run.run")(function*(request: RunRequest) {
     )
     return { _tag: "Exported", result, repairs, gate } satisfies RunResult
   }
-  const prompted = yield* promptDriverFor(root, plan, request.progress)
   const cluster = yield* clusterOf(root, request.cluster)
   const onCluster = cluster === undefined ? undefined : yield* clusterFor(plan, cluster)
+  // On a cluster, prompt tasks run on the runners with their models: none is needed here.
+  const prompted = onCluster === undefined ? yield* promptDriverFor(root, plan, request.progress) : undefined
   const [[outcome, ids], repairs] = yield* withRepairs(
     root,
     request.db,
@@ -217,18 +218,12 @@ const clusterOf = (root: string, flag: ClusterRequest | undefined) =>
 
 /**
  * The cluster a run's children go to, checked before any child starts: plans whose children a
- * runner cannot run yet (prompt tasks; checks without a cluster secret) are refused, the URL and the secret must load, and (when the effect is
+ * runner would refuse (checks without a cluster secret) are refused, the URL and the secret must load, and (when the effect is
  * provided) the storage must answer; `start` then needs a registered runner and serves the
  * run's files. All of these are usage errors (exit 2).
  */
 const clusterFor = (plan: RunPlan.RunPlan, request: ClusterRequest) =>
   Effect.gen(function*() {
-    const unsupported = plan.tasks.filter((t) => t.changesetFile === undefined && t.prompt !== undefined)
-    if (unsupported.length > 0) {
-      return yield* new UsageError({
-        message: `--cluster: runners run scripted children only for now; run the prompt tasks ${unsupported.map((t) => t.id).join(", ")} without --cluster`
-      })
-    }
     const Cluster = yield* Effect.promise(() => import("@forkjoin/cluster"))
     const url = Cluster.ClusterUrl.parse(request.url)
     if (Result.isFailure(url)) return yield* new UsageError({ message: `--cluster: ${url.failure.message}`, cause: url.failure })

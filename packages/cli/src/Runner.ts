@@ -11,6 +11,8 @@ import * as ClusterUrl from "@forkjoin/cluster/ClusterUrl"
 import * as ClusterRunner from "@forkjoin/cluster/Runner"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import { UsageError } from "./internal/errors.ts"
 import { writeStdout } from "./internal/output.ts"
 
@@ -41,8 +43,14 @@ const refused = (e: { readonly message: string; readonly code?: string }) =>
 export const runner = Effect.fn("Runner.runner")(function*(request: RunnerRequest) {
   const secret = yield* ClusterAuth.optionalSecret(request.secretFile, process.env).pipe(Effect.mapError(refused))
   const options = { cluster: request.cluster, capacity: request.capacity, host: request.host, port: request.port }
+  // Model-driven children use this runner's model (its folder's configuration, its keys); without
+  // one the runner runs scripted children and refuses prompt tasks with model_unavailable.
+  const Models = yield* Effect.promise(() => import("@forkjoin/drivers/Models"))
+  const HostTools = yield* Effect.promise(() => import("@forkjoin/drivers/HostTools"))
+  const choice = yield* Models.forWorkspace(process.cwd(), process.env).pipe(Effect.mapError(refused))
+  const prompt = Result.isSuccess(choice) ? Option.some(HostTools.promptDriver(choice.success.model, choice.success.child)) : Option.none()
   yield* Effect.scoped(Effect.gen(function*() {
-    const member = yield* Layer.build(ClusterRunner.layer(options, process.cwd(), secret)).pipe(
+    const member = yield* Layer.build(ClusterRunner.layer(options, process.cwd(), secret, prompt)).pipe(
       Effect.mapError((e) => refused({ message: e.message, ...("code" in e && typeof e.code === "string" ? { code: e.code } : {}) }))
     )
     const where = `${request.host}:${request.port}`
@@ -51,8 +59,8 @@ export const runner = Effect.fn("Runner.runner")(function*(request: RunnerReques
     const cluster = ClusterUrl.redact(request.cluster)
     yield* writeStdout(
       request.json
-        ? `${JSON.stringify({ runner: where, cluster, capacity: request.capacity, pid: process.pid })}\n`
-        : `forkjoin runner: joined ${cluster} as ${where} (capacity ${request.capacity}); Ctrl-C leaves the cluster\n`
+        ? `${JSON.stringify({ runner: where, cluster, capacity: request.capacity, pid: process.pid, model: Option.isSome(prompt) })}\n`
+        : `forkjoin runner: joined ${cluster} as ${where} (capacity ${request.capacity}${Option.isSome(prompt) ? ", with a model for prompt tasks" : ""}); Ctrl-C leaves the cluster\n`
     )
     return yield* Effect.never
   }))

@@ -42,7 +42,7 @@ export const runner = command(
       Flag.withDefault(34431)
     ),
     secretFile: optionalText("secret-file", "FILE", "The cluster secret, shared with the parent (a file only you can read; default: $FORKJOIN_CLUSTER_SECRET, else the one a parent on this machine sends)"),
-    json: jsonFlag("Print one JSON line once joined: {\"runner\":\"HOST:PORT\",\"cluster\",\"capacity\",\"pid\"}")
+    json: jsonFlag("Print one JSON line once joined: {\"runner\":\"HOST:PORT\",\"cluster\",\"capacity\",\"pid\",\"model\"} (model: whether it can run prompt tasks)")
   },
   function*(input) {
     const Runner = yield* Effect.promise(() => import("./Runner.ts"))
@@ -63,7 +63,8 @@ export const runner = command(
       "several machines share a PostgreSQL database. A runner killed mid-child loses only that attempt: the child is " +
       "run again elsewhere, within its maxAttempts. With a cluster secret (--secret-file or FORKJOIN_CLUSTER_SECRET, the same on every runner and parent) " +
       "traffic between members is TLS keyed by it and a runner runs only attempts the parent signed; without one it listens on loopback only. " +
-      "The first stdout line is 'forkjoin runner: joined ...'. Exit 130 " +
+      "Model-driven (prompt) children use this runner's model: 'models' in the forkjoin.config.json of the folder it runs in, or " +
+      "OPENAI_BASE_URL / ANTHROPIC_BASE_URL with their keys. The first stdout line is 'forkjoin runner: joined ...'. Exit 130 " +
       "when stopped (Ctrl-C, SIGTERM), 2 when it cannot start (storage unreachable, address refused, bad secret)."
   ),
   Command.withShortDescription("Join a cluster and run the children parents send to it")

@@ -14,6 +14,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { comparable, expectSameAsLocal, FILES, lines, PLAN, startRunner } from "./clusterHelpers.ts"
 import { buildCli, defaultDb, json, makeSandbox, readHistory, removeSandboxes, runCli, runCliAsync, workspaceTree } from "./helpers.ts"
+import { addFile, startModelServer } from "../../drivers/test/support/modelServer.ts"
 import { editTask, makeCase, planOf, textAt } from "./joinHelpers.ts"
 
 beforeAll(buildCli)
@@ -229,4 +230,32 @@ describe("children that test their own work, on runners", () => {
     expect(answer).not.toContain("HTTP")
     expect(answer.length).toBeLessThan(16)
   }, 120_000)
+})
+
+describe("model-driven children on runners", () => {
+  it("a prompt task runs on the runner with the runner's model, its conversation kept by the parent", async () => {
+    const server = await startModelServer("openai", (c) =>
+      c.turn === 0 ? { calls: [{ name: "apply_patch", args: addFile("src/note.md", "from the runner's model") }] } : { calls: [{ name: "finish", args: {} }] })
+    try {
+      const own = makeSandbox().dir
+      const url = `sqlite:${path.join(own, "cluster.db")}`
+      // The runner's model: its own folder's configuration and the provider variables it is given.
+      const home = path.join(own, "runner-home")
+      fs.mkdirSync(home)
+      fs.writeFileSync(path.join(home, "forkjoin.config.json"), JSON.stringify({ models: { model: "test-model" } }))
+      const runner = await startRunner(url, own, { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test-key" }, home)
+      const c = makeCase(FILES, planOf([{ id: "ask", mode: "transactional_write", writeScope: ["src"], prompt: "add a note" }]))
+      // No model here: the parent needs none for children that run on runners.
+      const r = await runCliAsync(["run", c.planFile, "--workspace", c.ws, "--cluster", url, "--json"], {})
+      expect(r.status, `${r.stdout}${r.stderr}`).toBe(0)
+      const out = json(r.stdout)
+      expect(out.results[0]).toMatchObject({ id: "ask", status: "finished", ranOn: runner.address })
+      expect(textAt(c.ws, "src/note.md")).toBe("from the runner's model\n")
+      const transcript = path.join(out.results[0].artifacts, "transcript.json")
+      expect(fs.existsSync(transcript), r.stderr).toBe(true)
+      expect(fs.readFileSync(transcript, "utf8")).toContain("add a note")
+    } finally {
+      await server.close()
+    }
+  }, 60_000)
 })

@@ -33,14 +33,14 @@ afterAll(async () => {
   }
 })
 
-/** Starts `forkjoin runner --cluster URL --port P --json` in `dir`; resolves when it joined. */
-export const startRunner = async (cluster: string, dir: string, env: Record<string, string> = {}): Promise<CliRunner> => {
+/** Starts `forkjoin runner --cluster URL --port P --json` (logs in `dir`, run in `cwd`); resolves when it joined. */
+export const startRunner = async (cluster: string, dir: string, env: Record<string, string> = {}, cwd = ROOT): Promise<CliRunner> => {
   const port = await freePort()
   const logFile = path.join(dir, `runner-${port}.log`)
   const fd = fs.openSync(logFile, "w")
   const { FORKJOIN_FAULT: _inherited, ...inherited } = process.env
   const child = spawn(process.execPath, [BIN, "runner", "--cluster", cluster, "--port", String(port), "--json"], {
-    cwd: ROOT,
+    cwd,
     env: sealed({ ...inherited, NO_COLOR: "1", ...env }),
     stdio: ["ignore", "pipe", fd]
   })

@@ -18,7 +18,7 @@ import * as Fault from "@forkjoin/engine/Fault"
 import { Observation } from "@forkjoin/runtime/Action"
 import * as Action from "@forkjoin/runtime/Action"
 import { BlobStore, makeMemory } from "@forkjoin/runtime/BlobStore"
-import { Driver, scripted } from "@forkjoin/runtime/Driver"
+import { Driver, type PromptDriver, scripted } from "@forkjoin/runtime/Driver"
 import * as RunPlan from "@forkjoin/runtime/RunPlan"
 import * as Session from "@forkjoin/runtime/Session"
 import * as ChildVerify from "@forkjoin/runtime/ChildVerify"
@@ -93,6 +93,8 @@ export const AttemptReply = Schema.Struct({
   childVerify: Schema.optionalKey(ChildVerifyResult),
   /** The runner's checkout of the baseline the check ran against: its size and the time it took to make (0 when reused). */
   checkout: Schema.optionalKey(Schema.Struct({ files: Schema.Int, bytes: Schema.Int, ms: Schema.Int })),
+  /** A model-driven child's conversation (JSON text), kept by the parent as its `transcript.json`. */
+  transcript: Schema.optionalKey(Schema.String),
   wire: Schema.Struct({ requests: Schema.Int, received: Schema.Int, sent: Schema.Int })
 })
 
@@ -177,8 +179,14 @@ export const runAttempt = (
     if (task === undefined || plan.success.tasks.length !== 1 || task.id !== request.taskId) {
       return failed("attempt_invalid", "the plan sent to this runner must hold exactly the one task the attempt names")
     }
-    if (task.prompt !== undefined || task.changesetFile !== undefined) {
-      return failed("attempt_unsupported", `task ${task.id}: runners run scripted children only; run this plan without --cluster`)
+    if (task.changesetFile !== undefined) {
+      return failed("attempt_unsupported", `task ${task.id} brings a changeset made elsewhere: it is joined by the parent, not run on a runner`)
+    }
+    if (task.prompt !== undefined && Option.isNone(runner.prompt)) {
+      return failed(
+        "model_unavailable",
+        `task ${task.id} is a model-driven child and this runner has no model: configure one where the runner runs ("models" in its forkjoin.config.json, or OPENAI_BASE_URL / ANTHROPIC_BASE_URL with their keys)`
+      )
     }
     if (task.childVerify !== undefined && Option.isNone(secret)) {
       return failed("secret_required", `task ${task.id} runs a command (childVerify): a runner runs commands only for a parent that signs with the cluster secret; give the runner and the parent the same --secret-file`)
@@ -208,8 +216,12 @@ export const runAttempt = (
       ? { mode: "changeset_export", threadId, taskId: task.id, writeScope: task.writeScope!, timeoutMs: task.timeoutMs }
       : { mode: "analysis_only", threadId, timeoutMs: task.timeoutMs }
     const store = makeMemory()
+    // A prompt task's model runs here, with the runner's configuration and keys; a script is the plan's.
+    const driver = task.prompt !== undefined && Option.isSome(runner.prompt)
+      ? runner.prompt.value.forTask(task, request.attempt)
+      : scripted(task.actions.map(Action.encodeAction))
     const ran = yield* Session.runOn(RemoteBase.make(ObjectClient.baselineView(client, request.root)), options).pipe(
-      Effect.provideService(Driver, scripted(task.actions.map(Action.encodeAction))),
+      Effect.provideService(Driver, driver),
       Effect.provideService(BlobStore, store),
       Effect.exit
     )
@@ -245,6 +257,7 @@ export const runAttempt = (
       ...(changeset === undefined ? {} : { changeset }),
       ...(checked === undefined ? {} : { childVerify: checked }),
       ...(checkout === undefined ? {} : { checkout }),
+      ...(driver.transcript === undefined ? {} : { transcript: JSON.stringify(driver.transcript()) }),
       wire: wire()
     } satisfies AttemptReply
   })
@@ -262,6 +275,8 @@ export interface RunnerSide {
   readonly checkouts: Checkout.Checkouts
   /** The client of a parent's object server, shared by the attempts of a run (its cache with them). */
   readonly clientFor: (url: string, secret: ClusterSecret) => ObjectClient.ObjectClient
+  /** What drives prompt tasks here: the runner's own model configuration (none: it runs scripted children only). */
+  readonly prompt: Option.Option<PromptDriver["Service"]>
 }
 
 /**
@@ -270,13 +285,18 @@ export interface RunnerSide {
  * @category constructors
  * @since 0.1.0
  */
-export const runnerSide = (secret: Option.Option<ClusterSecret>, dir: string): RunnerSide => {
+export const runnerSide = (
+  secret: Option.Option<ClusterSecret>,
+  dir: string,
+  prompt: Option.Option<PromptDriver["Service"]> = Option.none()
+): RunnerSide => {
   // The newest parents' clients: a run's attempts share the nodes and blobs already fetched.
   const clients = new Map<string, ObjectClient.ObjectClient>()
   return {
     secret,
     verifier: Option.map(secret, (s) => makeVerifier(s)),
     checkouts: Checkout.make(dir),
+    prompt,
     clientFor: (url, key) => {
       const id = `${url} ${Buffer.from(Redacted.value(key)).toString("hex")}`
       const known = clients.get(id)
@@ -294,12 +314,12 @@ const CLIENTS_KEPT = 4
 
 /**
  * The entity's handlers on the runner that builds this layer, with `secret` the runner's own
- * cluster secret; its checkouts live in a temp folder removed when the layer closes.
+ * cluster secret and `prompt` what drives model-driven children here (the runner's model); its checkouts live in a temp folder removed when the layer closes.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layer = (secret: Option.Option<ClusterSecret>) => {
+export const layer = (secret: Option.Option<ClusterSecret>, prompt: Option.Option<PromptDriver["Service"]> = Option.none()) => {
   // Attempts this process started, for the fault points.
   let attempts = 0
   return ChildAttempt.toLayer(
@@ -311,7 +331,7 @@ export const layer = (secret: Option.Option<ClusterSecret>) => {
         Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "forkjoin-runner-"))),
         (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
       )
-      const side = runnerSide(secret, dir)
+      const side = runnerSide(secret, dir, prompt)
       return {
         Attempt: ({ payload }) =>
           runAttempt(payload, side, { runner: `${runner.host}:${runner.port}`, nth: ++attempts }).pipe(Effect.provideService(Fault.Faults, faults))

@@ -32,6 +32,8 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import type * as Scope from "effect/Scope"
 import * as Baseline from "./Baseline.ts"
 import { type ClusterSecret, randomSecret, sign } from "./ClusterAuth.ts"
@@ -98,8 +100,8 @@ const planOf = (task: Task): string =>
       ...(task.writeScope === undefined ? {} : { writeScope: [...task.writeScope] }),
       maxAttempts: 1,
       timeoutMs: task.timeoutMs,
-      actions: task.actions.map(Action.encodeAction),
-      ...(task.prompt === undefined ? {} : { prompt: task.prompt }),
+      // A task is scripted or model-driven, never both.
+      ...(task.prompt === undefined ? { actions: task.actions.map(Action.encodeAction) } : { prompt: task.prompt }),
       ...(task.childVerify === undefined ? {} : { childVerify: task.childVerify })
     }]
   })
@@ -185,6 +187,18 @@ export const start = (
         const error = reply.error === undefined ? {} : { error: reply.error }
         const childVerify = reply.childVerify
         if (childVerify !== undefined && task.childVerify !== undefined) yield* ChildVerify.writeLog(namespace, task.childVerify, childVerify)
+        // A model-driven child's conversation, kept as a local one's is (best effort).
+        if (reply.transcript !== undefined) {
+          const text = reply.transcript
+          yield* Effect.sync(() => {
+            try {
+              fs.mkdirSync(namespace, { recursive: true })
+              fs.writeFileSync(path.join(namespace, "transcript.json"), `${JSON.stringify(JSON.parse(text), null, 2)}\n`)
+            } catch {
+              // The outcome does not depend on it.
+            }
+          })
+        }
         if (reply.changeset === undefined) {
           return { result: { threadId, mode, status: reply.status, steps: steps.success, transactions: [], ...error } satisfies SessionResult, childVerify, ranOn: reply.runner }
         }

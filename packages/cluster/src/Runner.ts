@@ -14,6 +14,7 @@
  * @since 0.1.0
  */
 import { isLoopbackHost } from "@forkjoin/http/Loopback"
+import type { PromptDriver } from "@forkjoin/runtime/Driver"
 import { RunnerAddress } from "effect/cluster/RunnerAddress"
 import type { Sharding as ShardingService } from "effect/cluster/Sharding"
 import type { RunnerStorage } from "effect/cluster/RunnerStorage"
@@ -97,13 +98,16 @@ export const plan = (
       ))
 
 /**
- * Every entity a runner serves; `secret` is the runner's cluster secret, when it has one.
+ * Every entity a runner serves; `secret` is the runner's cluster secret, when it has one, and
+ * `prompt` drives its model-driven children.
  *
  * @category layers
  * @since 0.1.0
  */
-export const entities = (secret: Option.Option<ClusterSecret>): Layer.Layer<never, never, ShardingService> =>
-  Layer.mergeAll(Whereami.layer, ChildAttempt.layer(secret))
+export const entities = (
+  secret: Option.Option<ClusterSecret>,
+  prompt: Option.Option<PromptDriver["Service"]> = Option.none()
+): Layer.Layer<never, never, ShardingService> => Layer.mergeAll(Whereami.layer, ChildAttempt.layer(secret, prompt))
 
 /**
  * The runner as a layer: its storage checked first, then it registers, listens and serves
@@ -115,10 +119,11 @@ export const entities = (secret: Option.Option<ClusterSecret>): Layer.Layer<neve
 export const layer = (
   options: RunnerOptions,
   cwd: string,
-  secret: Option.Option<ClusterSecret> = Option.none()
+  secret: Option.Option<ClusterSecret> = Option.none(),
+  prompt: Option.Option<PromptDriver["Service"]> = Option.none()
 ): Layer.Layer<ShardingService | RunnerStorage, ClusterUrl.ClusterUrlError | RunnerError | ClusterStorageError | SocketServer.SocketServerError> =>
   Layer.unwrap(Effect.map(Effect.fromResult(plan(options, Option.isSome(secret))), ({ side, url }) =>
-    Layer.provideMerge(entities(secret), Sharding.layer(url, cwd, Option.some(side), secret))))
+    Layer.provideMerge(entities(secret, prompt), Sharding.layer(url, cwd, Option.some(side), secret))))
 
 /**
  * Completes once the runner at `address` (`host:port`) is registered and healthy in the

@@ -3,7 +3,7 @@
  * base answers every path as the engine does (file with mode and facts, folder, absent, denied,
  * not normalizable) and lists folders as the engine does; a runner runs a child over it into the
  * same changeset a local child exports; what a parent sends is validated like a plan file
- * (attempt_invalid, attempt_unsupported, secret_missing); only the first claim of an attempt is
+ * (attempt_invalid, model_unavailable without a model here, secret_missing); only the first claim of an attempt is
  * granted, unsigned claims are refused; and a parent that goes away mid-attempt fails the attempt
  * instead of giving the child a wrong workspace.
  */
@@ -133,7 +133,7 @@ describe("ChildAttempt.runAttempt", () => {
       assert.deepStrictEqual(yield* attempt({ plan: JSON.stringify({ schemaVersion: 1, tasks: [{ ...task, writeScope: ["../etc"] }] }) }), ["failed", "attempt_invalid", undefined])
       assert.deepStrictEqual(yield* attempt({ plan: JSON.stringify({ schemaVersion: 1, tasks: [task, { ...task, id: "u" }] }) }), ["failed", "attempt_invalid", undefined])
       assert.deepStrictEqual(yield* attempt({ taskId: TaskId.make("other") }), ["failed", "attempt_invalid", undefined])
-      assert.deepStrictEqual(yield* attempt({ plan: JSON.stringify({ schemaVersion: 1, tasks: [{ id: "t", mode: "transactional_write", writeScope: ["src"], prompt: "do it" }] }) }), ["failed", "attempt_unsupported", undefined])
+      assert.deepStrictEqual(yield* attempt({ plan: JSON.stringify({ schemaVersion: 1, tasks: [{ id: "t", mode: "transactional_write", writeScope: ["src"], prompt: "do it" }] }) }), ["failed", "model_unavailable", undefined])
       assert.deepStrictEqual(yield* attempt({}, false), ["failed", "secret_missing", undefined])
       // A wrong secret: the parent refuses the claim's signature, nothing runs.
       assert.deepStrictEqual(yield* attempt({ runSecret: Buffer.from("a wrong secret of enough bytes!!").toString("base64") }), ["failed", "parent_unreachable", undefined])

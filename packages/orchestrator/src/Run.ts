@@ -169,7 +169,8 @@ export const runPlan = Effect.fn("Run.runPlan")(function*(plan: RunPlan, options
   const engine = yield* Engine
   // Prompt tasks need a model: refused before the gate is asked and before any child starts.
   const prompted = plan.tasks.filter((t) => t.prompt !== undefined).map((t) => t.id)
-  if (prompted.length > 0 && Option.isNone(yield* Effect.serviceOption(PromptDriver))) {
+  // Children run elsewhere bring their own model (a runner's); here only a local run needs one.
+  if (prompted.length > 0 && options.remote === undefined && Option.isNone(yield* Effect.serviceOption(PromptDriver))) {
     return yield* modelUnavailable(new DriverUnavailable({ taskIds: prompted }))
   }
   const gate = yield* admit(plan, { root: engine.root, parentBatchOpen: options.parentBatchOpen, admission: options.admission })

@@ -266,7 +266,7 @@ export const runExportOnly = (
     const prompted = Option.getOrUndefined(yield* Effect.serviceOption(PromptDriver))
     const unDriven = plan.tasks.filter((t) => t.prompt !== undefined).map((t) => t.id)
     // Before any child starts: a prompt task with nothing to drive it would only fail later.
-    if (unDriven.length > 0 && prompted === undefined && options.driverFor === undefined) {
+    if (unDriven.length > 0 && prompted === undefined && options.driverFor === undefined && options.remote === undefined) {
       return yield* new DriverUnavailable({ taskIds: unDriven })
     }
     const done = new Map<string, ChildResult>()

@@ -7,7 +7,10 @@
  *
  * Figures: `cluster_wire_bytes_per_child` (bytes both ways; peer: the workspace's file bytes;
  * target ratio <= 0.01, O(touched) not O(repo)), `cluster_wire_requests_per_child`, and
- * `cluster_wire_snapshot_ms` (the parent's snapshot, once per run). Deterministic: one run.
+ * `cluster_wire_snapshot_ms` (the parent's snapshot, once per run), and
+ * `cluster_runner_checkout_ms_20k`: a runner's own checkout of the whole baseline for a child
+ * that tests its work (`childVerify`), made once per baseline, with the attempt's time and the
+ * next attempt's (which reuses it). Deterministic: one run.
  * A read that returns other bytes than the file's makes the bench exit 1.
  *
  * Usage: `npm run bench -- cluster-wire [--json] [--dir DIR]`.
@@ -17,6 +20,7 @@ import os from "node:os"
 import path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { Engine } from "../../packages/engine/src/Engine.ts"
 import { layerMemory } from "../../packages/history/src/HistoryStoreSqlite.ts"
 import { BlobStore, makeMemory } from "../../packages/runtime/src/BlobStore.ts"
@@ -25,6 +29,8 @@ import * as WriteScope from "../../packages/runtime/src/WriteScope.ts"
 import { TaskId, ThreadId } from "../../packages/schema/src/index.ts"
 import * as Baseline from "../../packages/cluster/src/Baseline.ts"
 import * as ChangesetWire from "../../packages/cluster/src/ChangesetWire.ts"
+import * as ChildAttempt from "../../packages/cluster/src/ChildAttempt.ts"
+import { sign } from "../../packages/cluster/src/ClusterAuth.ts"
 import * as ObjectClient from "../../packages/cluster/src/ObjectClient.ts"
 import * as Objects from "../../packages/cluster/src/Objects.ts"
 import * as ObjectServer from "../../packages/cluster/src/ObjectServer.ts"
@@ -69,7 +75,9 @@ const main = async () => {
       const baseline = yield* Baseline.snapshot
       const snapshotMs = Date.now() - started
       const objects = yield* Objects.make(baseline)
-      const running = yield* Effect.provideService(ObjectServer.serve(), Objects.Objects, objects)
+      const claimed = new Set<string>()
+      const claim = (attempt: string) => Effect.sync(() => (claimed.has(attempt) ? false : (claimed.add(attempt), true)))
+      const running = yield* Effect.provideService(ObjectServer.serve({ claim }), Objects.Objects, objects)
       const client = ObjectClient.make({ url: running.url, secret: running.secret })
       const view = ObjectClient.baselineView(client, baseline.tree.root)
       // The child's edits, staged as a runner's overlay would stage them; its blobs in the runner's store.
@@ -88,10 +96,28 @@ const main = async () => {
         runnerStore
       )
       yield* Effect.provideService(ChangesetWire.send(client, changeset), BlobStore, runnerStore)
-      return { stats: client.stats(), snapshotMs, nodes: baseline.tree.nodes.size }
+      const stats = client.stats()
+      // A child with a check: the runner checks the whole baseline out once, then reuses it.
+      const checkDir = fs.mkdtempSync(path.join(tmp, "runner-"))
+      const side = ChildAttempt.runnerSide(Option.some(running.secret), checkDir)
+      const task = { id: "checked", mode: "transactional_write", writeScope: ["pkg-00"], actions: [{ apply_patch: { patch: `*** Begin Patch\n*** Add File: pkg-00/checked.ts\n+// checked\n*** End Patch` } }, { finish: {} }], childVerify: { command: ["true"], timeoutMs: 600_000 } }
+      const attempt = (n: number) =>
+        Effect.gen(function*() {
+          const unsigned: ChildAttempt.AttemptRequest = {
+            runId: "bench", taskId: TaskId.make("checked"), attempt: n, plan: JSON.stringify({ schemaVersion: 1, tasks: [task] }), objects: running.url, root: baseline.tree.root
+          }
+          const auth = sign(running.secret, { method: ChildAttempt.SIGNED_METHOD, path: ChildAttempt.entityId("bench", "checked", n), time: Date.now(), body: ChildAttempt.signedBytes(unsigned) })
+          const t0 = Date.now()
+          const reply = yield* ChildAttempt.runAttempt({ ...unsigned, auth }, side, { runner: "bench", nth: n })
+          if (reply.childVerify?.status !== "passed") return yield* Effect.die(new Error(`the check ended ${JSON.stringify(reply.error ?? reply.childVerify)}`))
+          return { reply, ms: Date.now() - t0 }
+        })
+      const first = yield* attempt(1)
+      const second = yield* attempt(2)
+      return { stats, snapshotMs, nodes: baseline.tree.nodes.size, first, second }
     })
     const layer = Layer.mergeAll(Engine.layer({ root: ws }).pipe(Layer.provide(layerMemory)), BlobStore.layerMemory)
-    const { stats, snapshotMs, nodes } = await Effect.runPromise(Effect.scoped(program).pipe(Effect.provide(layer)))
+    const { first, nodes, second, snapshotMs, stats } = await Effect.runPromise(Effect.scoped(program).pipe(Effect.provide(layer)))
     const shipped = stats.received + stats.sent
     const ratio = shipped / workspaceBytes
     report({
@@ -113,6 +139,12 @@ const main = async () => {
     })
     report({ bench: BENCH, metric: "cluster_wire_requests_per_child", ours: stats.requests, peer: null, ratio: null, peerName: null, unit: "requests", n: 1 })
     report({ bench: BENCH, metric: "cluster_wire_snapshot_ms", ours: snapshotMs, peer: null, ratio: null, peerName: null, unit: "ms", n: 1 })
+    const checkout = first.reply.checkout
+    report({
+      bench: BENCH, metric: "cluster_runner_checkout_ms_20k", ours: checkout?.ms ?? null, peer: null, ratio: null, peerName: null, unit: "ms", n: 1,
+      files: checkout?.files, bytes: checkout?.bytes, attemptMs: first.ms, nextAttemptMs: second.ms,
+      measures: "a runner's own checkout of the 20,000-file baseline for a child's check (once per baseline); the next child's attempt reuses it"
+    })
   } catch (e) {
     report(errorFigure(BENCH, "setup", `threw: ${e instanceof Error ? e.message : String(e)}`))
     process.exitCode = 1

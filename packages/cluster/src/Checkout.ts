@@ -81,14 +81,17 @@ export const make = (dir: string): Checkouts => {
       const write = (node: Sha256Hash, into: string): Effect.Effect<void, ObjectClientError | ManifestError | CheckoutIoError> =>
         Effect.gen(function*() {
           yield* Effect.try({ try: () => fs.mkdirSync(into, { recursive: true }), catch: io(`Creating ${into}`) })
-          for (const e of (yield* client.node(node)).entries) {
+          const entries = (yield* client.node(node)).entries
+          // A folder's files in as few requests as their sizes allow.
+          const contents = yield* client.getMany(entries.filter((e) => e.kind === "file").map((e) => ({ hash: e.hash, size: e.size })))
+          for (const e of entries) {
             // Names were checked when the node was decoded: no '..', separators or denied names.
             const target = path.join(into, e.name)
             if (e.kind === "dir") {
               yield* write(e.hash, target)
               continue
             }
-            const content = yield* client.get(e.hash)
+            const content = contents.get(e.hash)!
             yield* Effect.try({ try: () => fs.writeFileSync(target, content, { mode: e.mode ?? 0o644, flag: "wx" }), catch: io(`Writing ${target}`) })
             files += 1
             bytes += content.length

@@ -92,6 +92,9 @@ const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Age
 
 type Attempt = Omit<HttpAnswer, "attempts"> & { readonly retryAfterMs: number | undefined }
 
+/** A reused keep-alive socket the server had closed: the request was not delivered. */
+class StaleConnection extends Error {}
+
 const once = (request: HttpRequest, signal: AbortSignal): Promise<Attempt> =>
   new Promise<Attempt>((resolve, reject) => {
     const url = new URL(request.url)
@@ -162,7 +165,15 @@ const once = (request: HttpRequest, signal: AbortSignal): Promise<Attempt> =>
         })
       )
     })
-    req.on("error", (e: NodeJS.ErrnoException) => failWith("unreachable", `cannot reach ${request.url} (${e.code ?? e.message})`, e))
+    req.on("error", (e: NodeJS.ErrnoException) => {
+      // A kept-alive connection the server closed while it sat idle: the request never reached
+      // the server, so the caller may send it again on a fresh connection.
+      if (req.reusedSocket && e.code === "ECONNRESET") {
+        req.destroy()
+        return finish(() => reject(new StaleConnection()))
+      }
+      failWith("unreachable", `cannot reach ${request.url} (${e.code ?? e.message})`, e)
+    })
     if (signal.aborted) return onAbort()
     signal.addEventListener("abort", onAbort, { once: true })
     arm("timeout")
@@ -181,11 +192,12 @@ export const send = (request: HttpRequest): Effect.Effect<HttpAnswer, HttpTransp
     const maxRetries = request.retry?.maxRetries ?? 0
     for (let attempt = 1;; attempt++) {
       const answer = yield* Effect.tryPromise({
-        try: (signal) => once(request, signal),
+        // Once more on a fresh connection when an idle kept-alive one turned out closed.
+        try: (signal) => once(request, signal).catch((e) => (e instanceof StaleConnection ? once(request, signal) : Promise.reject(e))),
         catch: (e) =>
           e instanceof HttpTransportError
             ? e
-            : new HttpTransportError({ kind: "broken", url: request.url, message: String(e), cause: e })
+            : new HttpTransportError({ kind: e instanceof StaleConnection ? "unreachable" : "broken", url: request.url, message: String(e), cause: e })
       })
       const retryable = answer.status === 429 || answer.status >= 500
       if (!retryable || attempt > maxRetries || request.retry === undefined) {

@@ -1,5 +1,6 @@
 /**
- * The transport against loopback servers: a kept-alive connection serves the next request, a
+ * The transport against loopback servers: a kept-alive connection serves the next request (and
+ * one the server closed while idle is replaced, the request sent again), a
  * silent server hits the timeout and a stalled stream the silence limit, 429 and 5xx answers are
  * retried after the wait `retry-after` asks for (or the backoff), server-sent events cut anywhere
  * are read whole, an answer past the cap is refused, and a server that sends garbage or breaks
@@ -83,6 +84,25 @@ describe("HttpTransport.send", () => {
     expect(second.text).toBe("{\"ok\":2}")
     expect(seen).toEqual(["POST a 6 héllo", "GET b undefined "])
     expect(s.sockets[1]).toBe(s.sockets[0])
+  })
+
+  it("a kept-alive connection the server closed while idle is replaced: the request is sent again on a fresh one", async () => {
+    // Raw HTTP: each connection answers its first request with keep-alive; a second request on
+    // the same connection gets it reset (as a server closing an idle connection does).
+    let connections = 0
+    const url = await raw((socket) => {
+      connections += 1
+      let requests = 0
+      socket.on("data", () => {
+        requests += 1
+        if (requests === 1) socket.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok")
+        else socket.resetAndDestroy()
+      })
+    })
+    const first = await Effect.runPromise(send({ url, method: "POST", headers: {}, body: "a" }))
+    const second = await Effect.runPromise(send({ url, method: "POST", headers: {}, body: "b" }))
+    expect([first.text, second.text]).toEqual(["ok", "ok"])
+    expect(connections).toBe(2)
   })
 
   it("fails with timeout when no answer comes in time", async () => {

@@ -57,11 +57,11 @@ export const send = (
     const bytes = new TextEncoder().encode(JSON.stringify(Schema.encodeSync(Changeset)(changeset)))
     const hash = sha256(bytes)
     const wanted = [...changeset.blobs.hashes, hash]
+    const blobs = yield* Effect.forEach(changeset.blobs.hashes, (b) => Effect.map(store.get(b), (content) => [b, content] as const))
     // Small uploads go without asking first: the question would cost more than the bytes.
-    const total = bytes.length + (yield* Effect.forEach(changeset.blobs.hashes, (b) => Effect.map(store.get(b), (c) => c.length))).reduce((a, b) => a + b, 0)
+    const total = blobs.reduce((sum, [, content]) => sum + content.length, bytes.length)
     const absent = new Set(total <= (options.askAboveBytes ?? ASK_ABOVE_BYTES) ? wanted : yield* client.missing(wanted))
-    const uploads: Array<readonly [Sha256Hash, Uint8Array]> = []
-    for (const blob of changeset.blobs.hashes) if (absent.has(blob)) uploads.push([blob, yield* store.get(blob)])
+    const uploads: Array<readonly [Sha256Hash, Uint8Array]> = blobs.filter(([b]) => absent.has(b))
     // Last (the server stores a batch in order): a changeset the parent holds has its blobs there too.
     if (absent.has(hash)) uploads.push([hash, bytes])
     yield* client.putMany(uploads)

@@ -142,14 +142,30 @@ export const layer = (
   ).pipe(Layer.provide(layerSqlClient(url, cwd)))
 
 /**
- * The runners registered in the cluster's storage, healthy ones only, as sorted `host:port`
- * (none when the storage cannot answer).
+ * The runners registered in the cluster's storage as sorted `host:port`, those that answer
+ * health checks and those that do not (none when the storage cannot answer).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const healthyRunners: Effect.Effect<ReadonlyArray<string>, never, RunnerStorage.RunnerStorage> = Effect.gen(function*() {
+export const registeredRunners: Effect.Effect<
+  { readonly healthy: ReadonlyArray<string>; readonly unhealthy: ReadonlyArray<string> },
+  never,
+  RunnerStorage.RunnerStorage
+> = Effect.gen(function*() {
   const storage = yield* RunnerStorage.RunnerStorage
   const runners = yield* storage.getRunners.pipe(Effect.orElseSucceed(() => []))
-  return runners.filter(([, healthy]) => healthy).map(([r]) => `${r.address.host}:${r.address.port}`).sort()
+  const named = (healthy: boolean) => runners.filter(([, h]) => h === healthy).map(([r]) => `${r.address.host}:${r.address.port}`).sort()
+  return { healthy: named(true), unhealthy: named(false) }
 })
+
+/**
+ * The registered runners that answer health checks (`registeredRunners`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const healthyRunners: Effect.Effect<ReadonlyArray<string>, never, RunnerStorage.RunnerStorage> = Effect.map(
+  registeredRunners,
+  (r) => r.healthy
+)

@@ -18,7 +18,7 @@
  */
 import { isLoopbackHost } from "@forkjoin/http/Loopback"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Sha256Hash as Sha256HashSchema } from "@forkjoin/schema"
+import { type Sha256Hash, Sha256Hash as Sha256HashSchema } from "@forkjoin/schema"
 import * as ByteSize from "effect/ByteSize"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -123,6 +123,18 @@ const routes = (secret: ClusterSecret, windowMs: number | undefined, maxBody: nu
     })
   const unavailable = (e: { readonly message: string }) => Effect.succeed(problem(503, "object_store_failed", e.message))
   const badHash = problem(400, "hash_malformed", "an object is named by its sha256 as 64 lowercase hex digits")
+  /** The decoded JSON body of a correctly signed request, else the refusal (`usage` says what to send). */
+  const admitJson = <A>(request: HttpServerRequest, decode: (text: string) => Result.Result<A, unknown>, usage: string) =>
+    Effect.map(admit(request), (admitted) =>
+      Result.flatMap(admitted, (body) => Result.mapError(decode(new TextDecoder().decode(body)), () => problem(400, "request_malformed", usage))))
+  /** Stores one object; the refusal to answer with when it is not stored. */
+  const store = (hash: Sha256Hash, bytes: Uint8Array) =>
+    Effect.gen(function*() {
+      const stored = yield* Effect.result((yield* Objects).put(hash, bytes))
+      return Result.isFailure(stored)
+        ? problem(stored.failure.code === "object_hash_mismatch" ? 422 : 503, stored.failure.code, stored.failure.message)
+        : undefined
+    })
 
   const get = HttpRouter.add("GET", `${OBJECTS_PATH}/:hash`, (request) =>
     Effect.gen(function*() {
@@ -146,31 +158,21 @@ const routes = (secret: ClusterSecret, windowMs: number | undefined, maxBody: nu
         if (Result.isFailure(admitted)) return admitted.failure
         const hash = hashOfParam((yield* HttpRouter.params)["hash"])
         if (hash === undefined) return badHash
-        const stored = yield* Effect.result((yield* Objects).put(hash, admitted.success))
-        if (Result.isFailure(stored)) {
-          return problem(stored.failure.code === "object_hash_mismatch" ? 422 : 503, stored.failure.code, stored.failure.message)
-        }
-        return HttpServerResponse.empty({ status: 204 })
+        return (yield* store(hash, admitted.success)) ?? HttpServerResponse.empty({ status: 204 })
       }))
 
   const missing = HttpRouter.add("POST", MISSING_PATH, (request) =>
     Effect.gen(function*() {
-      const admitted = yield* admit(request)
-      if (Result.isFailure(admitted)) return admitted.failure
-      const asked = decodeMissing(new TextDecoder().decode(admitted.success))
-      if (Result.isFailure(asked)) {
-        return problem(400, "request_malformed", `send {"hashes": [...]} with at most ${MAX_MISSING_HASHES} sha256 hashes`)
-      }
+      const asked = yield* admitJson(request, decodeMissing, `send {"hashes": [...]} with at most ${MAX_MISSING_HASHES} sha256 hashes`)
+      if (Result.isFailure(asked)) return asked.failure
       const absent = yield* (yield* Objects).missing(asked.success.hashes)
       return HttpServerResponse.jsonUnsafe({ missing: absent })
     }).pipe(Effect.catchTag("BlobStoreError", unavailable)))
 
   const getMany = HttpRouter.add("POST", GET_MANY_PATH, (request) =>
     Effect.gen(function*() {
-      const admitted = yield* admit(request)
-      if (Result.isFailure(admitted)) return admitted.failure
-      const asked = decodeGetMany(new TextDecoder().decode(admitted.success))
-      if (Result.isFailure(asked)) return problem(400, "request_malformed", `send {"hashes": [...]} with at most ${MAX_BATCH_OBJECTS} sha256 hashes`)
+      const asked = yield* admitJson(request, decodeGetMany, `send {"hashes": [...]} with at most ${MAX_BATCH_OBJECTS} sha256 hashes`)
+      if (Result.isFailure(asked)) return asked.failure
       const objects = yield* Objects
       const found: Record<string, string> = {}
       for (const hash of new Set(asked.success.hashes)) {
@@ -182,22 +184,17 @@ const routes = (secret: ClusterSecret, windowMs: number | undefined, maxBody: nu
 
   const putMany = HttpRouter.add("POST", PUT_MANY_PATH, (request) =>
     Effect.gen(function*() {
-      const admitted = yield* admit(request)
-      if (Result.isFailure(admitted)) return admitted.failure
-      const sent = decodePutMany(new TextDecoder().decode(admitted.success))
-      const entries = Result.isSuccess(sent) ? Object.entries(sent.success.objects) : []
-      if (Result.isFailure(sent) || entries.length > MAX_BATCH_OBJECTS) {
-        return problem(400, "request_malformed", `send {"objects": {hash: base64}} with at most ${MAX_BATCH_OBJECTS} objects`)
-      }
-      const objects = yield* Objects
+      const usage = `send {"objects": {hash: base64}} with at most ${MAX_BATCH_OBJECTS} objects`
+      const sent = yield* admitJson(request, decodePutMany, usage)
+      if (Result.isFailure(sent)) return sent.failure
+      const entries = Object.entries(sent.success.objects)
+      if (entries.length > MAX_BATCH_OBJECTS) return problem(400, "request_malformed", usage)
       for (const [name, text] of entries) {
         const hash = hashOfParam(name.startsWith("sha256:") ? name.slice("sha256:".length) : undefined)
         const bytes = decodeBody(text)
         if (hash === undefined || bytes === undefined) return problem(400, "request_malformed", `${JSON.stringify(name.slice(0, 80))} is not a sha256 hash with a base64 body`)
-        const stored = yield* Effect.result(objects.put(hash, bytes))
-        if (Result.isFailure(stored)) {
-          return problem(stored.failure.code === "object_hash_mismatch" ? 422 : 503, stored.failure.code, stored.failure.message)
-        }
+        const refused = yield* store(hash, bytes)
+        if (refused !== undefined) return refused
       }
       return HttpServerResponse.empty({ status: 204 })
     }))

@@ -16,6 +16,7 @@
  */
 import type { Engine } from "@forkjoin/engine/Engine"
 import * as Action from "@forkjoin/runtime/Action"
+import * as Artifacts from "@forkjoin/runtime/Artifacts"
 import { BlobStore, type BlobStoreError } from "@forkjoin/runtime/BlobStore"
 import * as ChildVerify from "@forkjoin/runtime/ChildVerify"
 import type { RemoteAttempt } from "@forkjoin/runtime/Children"
@@ -32,8 +33,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import type * as Scope from "effect/Scope"
 import * as Baseline from "./Baseline.ts"
 import { type ClusterSecret, randomSecret, sign } from "./ClusterAuth.ts"
@@ -190,14 +189,10 @@ export const start = (
         // A model-driven child's conversation, kept as a local one's is (best effort).
         if (reply.transcript !== undefined) {
           const text = reply.transcript
-          yield* Effect.sync(() => {
-            try {
-              fs.mkdirSync(namespace, { recursive: true })
-              fs.writeFileSync(path.join(namespace, "transcript.json"), `${JSON.stringify(JSON.parse(text), null, 2)}\n`)
-            } catch {
-              // The outcome does not depend on it.
-            }
-          })
+          yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: (e) => e }).pipe(
+            Effect.flatMap((transcript) => Artifacts.writeJson(namespace, "transcript.json", transcript)),
+            Effect.ignore
+          )
         }
         if (reply.changeset === undefined) {
           return { result: { threadId, mode, status: reply.status, steps: steps.success, transactions: [], ...error } satisfies SessionResult, childVerify, ranOn: reply.runner }

@@ -17,7 +17,6 @@ import type { Sharding } from "effect/cluster/Sharding"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as SocketRunner from "effect/cluster/SocketRunner"
 import * as Duration from "effect/Duration"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -131,8 +130,5 @@ export const listRunners = (
 ): Effect.Effect<{ readonly healthy: ReadonlyArray<string>; readonly unhealthy: ReadonlyArray<string> }, ClusterStorage.ClusterStorageError> =>
   Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(ClusterStorage.layer(url, cwd).pipe(Layer.provide(ShardingConfig.layer(config(Option.none())))))
-    const storage = Context.get(context, RunnerStorage.RunnerStorage)
-    const all = yield* storage.getRunners.pipe(Effect.orElseSucceed(() => []))
-    const named = (healthy: boolean) => all.filter(([, h]) => h === healthy).map(([r]) => `${r.address.host}:${r.address.port}`).sort()
-    return { healthy: named(true), unhealthy: named(false) }
+    return yield* ClusterStorage.registeredRunners.pipe(Effect.provideContext(context))
   }))
